@@ -1,0 +1,129 @@
+// Decoder for memcached's classic text protocol: a resumable, zero-copy state machine.
+//
+// Flow (the connection's read loop):
+//
+//     Reply r;
+//     for (;;) {
+//         ParseResult res = decoder.parse(unparsed_bytes, r);
+//         if (res.state == ParseState::need_more) { read at least res.needed more bytes; break; }
+//         if (res.state == ParseState::error) { close the connection; decoder.error() says why; }
+//         handle(r);                    // r's views point into unparsed_bytes
+//         unparsed_bytes.remove_prefix(res.consumed);
+//     }
+//
+// One call decodes at most one reply (one line, or one VALUE header + data block). The
+// decoder never copies a byte and never allocates: every string in a Reply is a view into the
+// bytes passed to parse().
+//
+// Object lifetimes: the views in a Reply stay valid as long as the bytes given to parse() are
+// alive and unchanged (for a connection: until it consumes them and reuses its read buffer,
+// i.e. until the reply's handler returns).
+//
+// Resumption: when the input ends inside a reply, parse() consumes nothing and returns
+// need_more with `needed` = how many more bytes are required at least (for a VALUE whose
+// header has been seen: exactly header + size + 2 - input size, so a large value can be read
+// straight into place). The next call must pass the same unconsumed bytes again, with more
+// appended; the decoder remembers how far it has scanned and the parsed VALUE header, so
+// feeding a reply one byte at a time costs O(n), not O(n^2).
+//
+// Errors are sticky: after ParseState::error, parse() keeps returning error until reset().
+// error() describes the offending bytes (escaped, truncated) and their offset.
+//
+// Pure: no I/O, no threads, no Asio, no allocation.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "folsom/protocol/limits.hpp"
+
+namespace folsom::protocol::ascii {
+
+/// What one reply line (or VALUE block) is.
+enum class ReplyKind : std::uint8_t {
+    value,         ///< "VALUE <key> <flags> <bytes> [<cas>]\r\n<data>\r\n": key, flags, data, cas
+    end,           ///< "END": closes a retrieval or a stats listing
+    stored,        ///< "STORED"
+    not_stored,    ///< "NOT_STORED"
+    exists,        ///< "EXISTS"
+    not_found,     ///< "NOT_FOUND"
+    deleted,       ///< "DELETED"
+    touched,       ///< "TOUCHED"
+    ok,            ///< "OK"
+    number,        ///< "<digits>": incr/decr result in `number`
+    stat,          ///< "STAT <name> <value>": name in `key`, value in `data`
+    version,       ///< "VERSION <text>": text in `data`
+    error,         ///< "ERROR" (unknown command)
+    client_error,  ///< "CLIENT_ERROR <text>": text in `data`
+    server_error,  ///< "SERVER_ERROR <text>": text in `data`
+    value_too_large,  ///< "SERVER_ERROR object too large for cache" (Folsom maps it to a status)
+    out_of_memory,    ///< "SERVER_ERROR out of memory storing object"
+};
+
+/// One decoded reply. Which fields are set depends on `kind` (see ReplyKind).
+struct Reply {
+    ReplyKind kind = ReplyKind::end;
+    std::string_view key;   ///< value: the key; stat: the stat name
+    std::string_view data;  ///< value: the data block; stat: its value; version/errors: text
+    std::uint32_t flags = 0;
+    std::uint64_t cas = 0;       ///< value from gets/gats (has_cas), else 0
+    bool has_cas = false;
+    std::uint64_t number = 0;    ///< number replies (incr/decr)
+};
+
+enum class ParseState : std::uint8_t { complete, need_more, error };
+
+struct ParseResult {
+    ParseState state;
+    /// complete: bytes of input the reply occupied (remove them before the next call).
+    /// need_more / error: 0.
+    std::size_t consumed = 0;
+    /// need_more: the minimum number of additional bytes needed to make progress.
+    std::size_t needed = 0;
+};
+
+/// Why the decoder stopped. Fixed size, so describing an error allocates nothing.
+struct DecodeError {
+    const char* reason = "";   ///< static text, e.g. "value size over limit"
+    std::size_t offset = 0;    ///< offset of the offending bytes in the input of that parse()
+    char context[64] = {};     ///< the offending bytes, escaped (\r \n \xNN) and truncated
+    std::size_t context_size = 0;
+
+    /// "<reason> at offset <n>: \"<context>\"" (allocates; for logs and exceptions).
+    std::string message() const;
+};
+
+class Decoder {
+public:
+    explicit Decoder(const Limits& limits = {}) noexcept : limits_(limits) {}
+
+    /// Decodes at most one reply from the front of `input`. See the Flow comment above.
+    ParseResult parse(std::string_view input, Reply& out) noexcept;
+
+    /// The error that stopped the decoder (meaningful after ParseState::error).
+    const DecodeError& error() const noexcept { return error_; }
+    bool failed() const noexcept { return failed_; }
+
+    /// Forgets any partial reply and any error (after the connection was re-established).
+    void reset() noexcept;
+
+    const Limits& limits() const noexcept { return limits_; }
+
+private:
+    ParseResult fail(const char* reason, std::string_view input, std::size_t offset,
+                     std::size_t length) noexcept;
+
+    Limits limits_;
+    bool failed_ = false;
+    DecodeError error_;
+    // Resumption state for the reply at the front of the input.
+    std::size_t scanned_ = 0;       // bytes already searched for '\n' without finding it
+    bool have_header_ = false;      // a VALUE header was parsed; waiting for its data block
+    std::size_t header_size_ = 0;   // VALUE header length including "\r\n"
+    Reply header_;                  // parsed VALUE header fields (views re-based on each call)
+    std::size_t key_offset_ = 0;    // offset of the key within the header
+};
+
+}  // namespace folsom::protocol::ascii

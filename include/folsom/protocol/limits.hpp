@@ -1,0 +1,22 @@
+// Limits every decoder and encoder enforces, so that neither a caller nor a server can make
+// the client allocate or send without bound.
+#pragma once
+
+#include <cstddef>
+
+namespace folsom::protocol {
+
+/// Longest key the text and meta protocols accept (memcached's KEY_MAX_LENGTH).
+inline constexpr std::size_t max_key_length = 250;
+
+struct Limits {
+    /// Largest value accepted on the way out (encoders) and on the way in (decoders).
+    /// memcached's default item size limit is 1 MiB.
+    std::size_t max_value_size = 1024 * 1024;
+    /// Longest reply line (everything up to and including "\r\n") a decoder accepts before it
+    /// calls the reply malformed. A VALUE header with a 250-byte key fits in ~300 bytes; STAT
+    /// lines are shorter; 8 KiB leaves room for long SERVER_ERROR texts.
+    std::size_t max_line_length = 8 * 1024;
+};
+
+}  // namespace folsom::protocol

@@ -1,0 +1,39 @@
+// Status: the outcome of an operation that completed without error.
+//
+// Mirrors Folsom's MemcacheStatus. A get miss is not a Status: it is an empty optional.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace folsom {
+
+enum class Status : std::uint8_t {
+    ok,               ///< OK (flush_all, verbosity), or a successful arithmetic/get reply
+    stored,           ///< STORED
+    not_stored,       ///< NOT_STORED: add on an existing key, replace/append/prepend on a missing one
+    exists,           ///< EXISTS: cas mismatch
+    not_found,        ///< NOT_FOUND
+    deleted,          ///< DELETED
+    touched,          ///< TOUCHED
+    value_too_large,  ///< SERVER_ERROR object too large for cache
+    out_of_memory,    ///< SERVER_ERROR out of memory storing object
+};
+
+/// The protocol's word for a status ("STORED", "NOT_FOUND", ...), as the command line prints.
+constexpr std::string_view to_string(Status s) noexcept {
+    switch (s) {
+        case Status::ok: return "OK";
+        case Status::stored: return "STORED";
+        case Status::not_stored: return "NOT_STORED";
+        case Status::exists: return "EXISTS";
+        case Status::not_found: return "NOT_FOUND";
+        case Status::deleted: return "DELETED";
+        case Status::touched: return "TOUCHED";
+        case Status::value_too_large: return "VALUE_TOO_LARGE";
+        case Status::out_of_memory: return "OUT_OF_MEMORY";
+    }
+    return "UNKNOWN";
+}
+
+}  // namespace folsom

@@ -1,0 +1,173 @@
+#include "support/memcached_server.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <stdexcept>
+#include <thread>
+
+namespace folsom::test {
+namespace {
+
+int connect_loopback(std::uint16_t port) {
+    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -1;
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(port);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+        ::close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+}  // namespace
+
+std::uint16_t free_loopback_port() {
+    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) throw std::runtime_error("socket() failed");
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = 0;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+        ::close(fd);
+        throw std::runtime_error("bind() to a free loopback port failed");
+    }
+    ::close(fd);
+    return ntohs(addr.sin_port);
+}
+
+bool wait_until_listening(std::uint16_t port, int timeout_ms) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    while (std::chrono::steady_clock::now() < deadline) {
+        int fd = connect_loopback(port);
+        if (fd >= 0) {
+            ::close(fd);
+            return true;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+}
+
+MemcachedServer::MemcachedServer(std::vector<std::string> extra_args)
+    : extra_args_(std::move(extra_args)) {
+    // A port can be taken between free_loopback_port() and memcached's bind: retry a few times.
+    for (int attempt = 0; attempt < 5; ++attempt) {
+        port_ = free_loopback_port();
+        spawn();
+        if (wait_until_listening(port_)) return;
+        kill();
+    }
+    throw std::runtime_error("could not start memcached on a loopback port");
+}
+
+MemcachedServer::~MemcachedServer() {
+    thaw();
+    kill();
+}
+
+std::string MemcachedServer::address() const { return "127.0.0.1:" + std::to_string(port_); }
+
+void MemcachedServer::spawn() {
+    std::vector<std::string> args = {"memcached", "-l", "127.0.0.1", "-p", std::to_string(port_),
+                                     "-U", "0", "-t", "2", "-m", "64"};
+    if (::geteuid() == 0) {  // memcached refuses to run as root without -u
+        args.push_back("-u");
+        args.push_back("root");
+    }
+    args.insert(args.end(), extra_args_.begin(), extra_args_.end());
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+
+    pid_t pid = ::fork();
+    if (pid < 0) throw std::runtime_error("fork() failed");
+    if (pid == 0) {
+        ::execvp("memcached", argv.data());
+        std::fprintf(stderr, "exec memcached failed: %s\n", std::strerror(errno));
+        ::_exit(127);
+    }
+    pid_ = pid;
+}
+
+void MemcachedServer::kill() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGCONT);
+    ::kill(pid_, SIGKILL);
+    int status = 0;
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+    pid_ = -1;
+}
+
+void MemcachedServer::restart() {
+    kill();
+    for (int attempt = 0; attempt < 50; ++attempt) {  // the port may linger briefly
+        spawn();
+        if (wait_until_listening(port_, 2000)) return;
+        kill();
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    throw std::runtime_error("could not restart memcached on port " + std::to_string(port_));
+}
+
+void MemcachedServer::freeze() {
+    if (pid_ > 0) ::kill(pid_, SIGSTOP);
+}
+
+void MemcachedServer::thaw() {
+    if (pid_ > 0) ::kill(pid_, SIGCONT);
+}
+
+std::string raw_request(std::uint16_t port, const std::string& command,
+                        const std::string& terminator) {
+    int fd = connect_loopback(port);
+    if (fd < 0) throw std::runtime_error("raw_request: cannot connect");
+    std::size_t off = 0;
+    while (off < command.size()) {
+        ssize_t n = ::send(fd, command.data() + off, command.size() - off, MSG_NOSIGNAL);
+        if (n <= 0) {
+            ::close(fd);
+            throw std::runtime_error("raw_request: send failed");
+        }
+        off += static_cast<std::size_t>(n);
+    }
+    std::string reply;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    char buf[65536];
+    while (std::chrono::steady_clock::now() < deadline) {
+        if (reply.size() >= terminator.size() &&
+            reply.compare(reply.size() - terminator.size(), terminator.size(), terminator) == 0)
+            break;
+        pollfd p{fd, POLLIN, 0};
+        if (::poll(&p, 1, 100) <= 0) continue;
+        ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+        if (n <= 0) break;
+        reply.append(buf, static_cast<std::size_t>(n));
+    }
+    ::close(fd);
+    return reply;
+}
+
+long long stat_value(const std::string& stats_reply, const std::string& name) {
+    const std::string needle = "STAT " + name + " ";
+    auto pos = stats_reply.find(needle);
+    if (pos == std::string::npos) return -1;
+    return std::stoll(stats_reply.substr(pos + needle.size()));
+}
+
+}  // namespace folsom::test
