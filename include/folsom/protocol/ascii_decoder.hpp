@@ -32,12 +32,12 @@
 // Pure: no I/O, no threads, no Asio, no allocation.
 #pragma once
 
+#include "folsom/protocol/limits.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
-
-#include "folsom/protocol/limits.hpp"
 
 namespace folsom::protocol::ascii {
 
@@ -68,9 +68,9 @@ struct Reply {
     std::string_view key;   ///< value: the key; stat: the stat name
     std::string_view data;  ///< value: the data block; stat: its value; version/errors: text
     std::uint32_t flags = 0;
-    std::uint64_t cas = 0;       ///< value from gets/gats (has_cas), else 0
+    std::uint64_t cas = 0;  ///< value from gets/gats (has_cas), else 0
     bool has_cas = false;
-    std::uint64_t number = 0;    ///< number replies (incr/decr)
+    std::uint64_t number = 0;  ///< number replies (incr/decr)
 };
 
 enum class ParseState : std::uint8_t { complete, need_more, error };
@@ -84,19 +84,35 @@ struct ParseResult {
     std::size_t needed = 0;
 };
 
+/// The reasons a DecodeError can carry (DecodeError::reason points at one of these), so that
+/// callers and tests can tell failures apart without parsing text.
+namespace reason {
+inline constexpr const char* line_too_long = "line longer than max_line_length";
+inline constexpr const char* bare_newline = "line ended by \\n without \\r";
+inline constexpr const char* unknown_reply = "unknown reply";
+inline constexpr const char* malformed_value = "malformed VALUE header";
+inline constexpr const char* number_overflow = "number out of range";
+inline constexpr const char* malformed_number = "malformed number";
+inline constexpr const char* value_too_large = "value size over limit";
+inline constexpr const char* bad_data_terminator = "data block not followed by \\r\\n";
+inline constexpr const char* malformed_stat = "malformed STAT line";
+}  // namespace reason
+
 /// Why the decoder stopped. Fixed size, so describing an error allocates nothing.
 struct DecodeError {
-    const char* reason = "";   ///< static text, e.g. "value size over limit"
-    std::size_t offset = 0;    ///< offset of the offending bytes in the input of that parse()
-    char context[64] = {};     ///< the offending bytes, escaped (\r \n \xNN) and truncated
-    std::size_t context_size = 0;
+    const char* reason = "";  ///< static text, e.g. "value size over limit"
+    std::size_t offset = 0;   ///< offset of the offending bytes in the input of that parse()
+    /// The offending bytes, escaped (\r \n \t \\ \" \xNN), NUL-terminated, and cut to fit
+    /// with a trailing "..." when longer.
+    char context[64] = {};
+    std::size_t context_size = 0;  ///< characters in `context`, without the NUL
 
     /// "<reason> at offset <n>: \"<context>\"" (allocates; for logs and exceptions).
     std::string message() const;
 };
 
 class Decoder {
-public:
+  public:
     explicit Decoder(const Limits& limits = {}) noexcept : limits_(limits) {}
 
     /// Decodes at most one reply from the front of `input`. See the Flow comment above.
@@ -111,19 +127,24 @@ public:
 
     const Limits& limits() const noexcept { return limits_; }
 
-private:
-    ParseResult fail(const char* reason, std::string_view input, std::size_t offset,
-                     std::size_t length) noexcept;
+  private:
+    ParseResult parse_line(std::string_view input, std::size_t newline, Reply& out) noexcept;
+    ParseResult parse_value_header(std::string_view input, std::size_t newline,
+                                   Reply& out) noexcept;
+    ParseResult parse_data_block(std::string_view input, Reply& out) noexcept;
+    ParseResult fail(const char* reason, std::size_t offset, std::string_view bytes) noexcept;
 
     Limits limits_;
     bool failed_ = false;
     DecodeError error_;
-    // Resumption state for the reply at the front of the input.
-    std::size_t scanned_ = 0;       // bytes already searched for '\n' without finding it
-    bool have_header_ = false;      // a VALUE header was parsed; waiting for its data block
-    std::size_t header_size_ = 0;   // VALUE header length including "\r\n"
-    Reply header_;                  // parsed VALUE header fields (views re-based on each call)
-    std::size_t key_offset_ = 0;    // offset of the key within the header
+    // Resumption state for the reply at the front of the input. Offsets, never pointers: the
+    // caller may move its unconsumed bytes (compact or grow its buffer) between calls.
+    std::size_t scanned_ = 0;      // bytes already searched for '\n' without finding it
+    bool have_header_ = false;     // a VALUE header was parsed; waiting for its data block
+    std::size_t header_size_ = 0;  // VALUE header length including "\r\n"
+    Reply header_;                 // parsed VALUE header fields (key re-based on each call)
+    std::size_t key_offset_ = 0;   // offset of the key within the header
+    std::size_t value_size_ = 0;   // <bytes> of the parsed VALUE header
 };
 
 }  // namespace folsom::protocol::ascii
