@@ -1,0 +1,487 @@
+// folsom::Client — the asynchronous memcached client most users touch.
+//
+//     asio::io_context io;
+//     auto client = folsom::Client::connect(io.get_executor(), {.servers = {"127.0.0.1:11211"}});
+//     client.set("k", "v", std::chrono::seconds(60),
+//                [](std::error_code ec, folsom::Status s) { ... });           // callback
+//     std::optional<folsom::Value> v = co_await client.get("k", asio::use_awaitable);
+//     std::future<folsom::Status> f = client.del("k", asio::use_future);
+//
+// Every operation takes an Asio completion token: a callback, asio::use_future,
+// asio::use_awaitable, asio::deferred, ... The completion signature is given for each.
+//
+// Contracts
+//   * Every request completes exactly once: with its result, or with a std::error_code in the
+//     folsom category (see error.hpp). Outcomes that are not errors are a Status; a miss is an
+//     empty optional.
+//   * Bad input (invalid key, value over Options::max_value_size) fails with invalid_key /
+//     value_too_large before anything is sent; the connection stays healthy.
+//   * At most Options::max_outstanding_requests are in flight; past that a request fails at
+//     once with errc::overloaded.
+//   * A completion handler is never invoked from inside the call that started it. Handlers run
+//     on their associated executor (by default the client's I/O executor).
+//
+// Thread-safety: every member function may be called from any thread, concurrently. The
+// client is a cheap handle (a shared pointer); copies share the same connections. I/O runs on
+// the executor given to connect().
+//
+// Shutdown: shutdown() (or destroying the last handle) fails every outstanding and later
+// request with errc::closed. Those completions are delivered through the executor like any
+// other, so with a user-run io_context they run when it next runs.
+#pragma once
+
+#include <asio/any_io_executor.hpp>
+#include <asio/async_result.hpp>
+#include <asio/io_context.hpp>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+#include "folsom/detail/async_op.hpp"
+#include "folsom/detail/client_core.hpp"
+#include "folsom/detail/collectors.hpp"
+#include "folsom/error.hpp"
+#include "folsom/options.hpp"
+#include "folsom/results.hpp"
+#include "folsom/status.hpp"
+#include "folsom/value.hpp"
+
+namespace folsom {
+
+/// Time to live of a stored item. 0 means "never expires"; negative means "already expired".
+/// Longer than 30 days is sent as an absolute Unix time, as memcached requires.
+using Ttl = std::chrono::seconds;
+
+/// Flags and cas of a store.
+struct StoreOptions {
+    std::uint32_t flags = 0;
+    std::uint64_t cas = 0;  ///< 0: no cas check (only StoreMode::cas uses it over ASCII)
+};
+
+enum class StoreMode : std::uint8_t { set, add, replace, append, prepend, cas };
+
+namespace detail {
+/// memcached's exptime for a ttl: relative up to 30 days, absolute Unix time beyond.
+std::uint32_t to_exptime(Ttl ttl) noexcept;
+}  // namespace detail
+
+class Client {
+public:
+    using executor_type = asio::any_io_executor;
+
+    /// Starts connecting to every server in `options` (in the background) and returns at once.
+    /// Requests made while the first connect is in progress wait for it (bounded by
+    /// connect_timeout); once a server is known down they fail fast with not_connected.
+    /// Throws std::system_error(errc::invalid_argument) for a malformed server list.
+    static Client connect(asio::any_io_executor ex, const Options& options);
+    static Client connect(asio::io_context& io, const Options& options) {
+        return connect(io.get_executor(), options);
+    }
+
+    Client() = default;  ///< an empty handle; every request on it is undefined
+    /// Wraps a core; when the last copy of this Client goes away, the core is shut down.
+    explicit Client(std::shared_ptr<detail::ClientCore> core)
+        : core_(std::move(core)),
+          owner_(nullptr, [c = core_](void*) { c->shutdown(); }) {}
+
+    executor_type get_executor() const noexcept { return core_->executor(); }
+
+    // ---- retrieval ----------------------------------------------------------------------
+
+    /// void(std::error_code, std::optional<Value>)
+    template <class Token>
+    auto get(std::string_view key, Token&& token) {
+        return retrieve(detail::OpCode::get, key, 0, std::forward<Token>(token));
+    }
+    /// As get, with Value::cas set. void(std::error_code, std::optional<Value>)
+    template <class Token>
+    auto gets(std::string_view key, Token&& token) {
+        return retrieve(detail::OpCode::gets, key, 0, std::forward<Token>(token));
+    }
+    /// Get and touch: returns the value and sets its ttl. void(error_code, optional<Value>)
+    template <class Token>
+    auto gat(std::string_view key, Ttl ttl, Token&& token) {
+        return retrieve(detail::OpCode::gat, key, detail::to_exptime(ttl),
+                        std::forward<Token>(token));
+    }
+    /// As gat, with Value::cas set.
+    template <class Token>
+    auto gats(std::string_view key, Ttl ttl, Token&& token) {
+        return retrieve(detail::OpCode::gats, key, detail::to_exptime(ttl),
+                        std::forward<Token>(token));
+    }
+
+    /// Zero-copy get: `callback(std::error_code, const ValueView*)` is called once, on the I/O
+    /// thread, with the value still in the connection's read buffer (nullptr on a miss or an
+    /// error). The view lives until the callback returns: copy what you keep
+    /// (ValueView::to_value). Keep the callback short; it runs inside the read loop.
+    template <class Callback>
+    void get_view(std::string_view key, Callback&& callback);
+
+    /// Multi-get of any number of keys, split per server (and into bounded chunks) and sent in
+    /// parallel; results come back in key order. void(std::error_code, MultiGetResult)
+    template <class Token>
+    auto get_multi(std::span<const std::string_view> keys, Token&& token) {
+        return retrieve_multi(detail::OpCode::get, keys, 0, std::forward<Token>(token));
+    }
+    /// Multi-gets with cas.
+    template <class Token>
+    auto gets_multi(std::span<const std::string_view> keys, Token&& token) {
+        return retrieve_multi(detail::OpCode::gets, keys, 0, std::forward<Token>(token));
+    }
+    /// Multi get-and-touch.
+    template <class Token>
+    auto gat_multi(std::span<const std::string_view> keys, Ttl ttl, Token&& token) {
+        return retrieve_multi(detail::OpCode::gat, keys, detail::to_exptime(ttl),
+                              std::forward<Token>(token));
+    }
+
+    // ---- storage ------------------------------------------------------------------------
+
+    /// The general store. void(std::error_code, Status): stored, not_stored, exists,
+    /// not_found, value_too_large, out_of_memory.
+    template <class Token>
+    auto store(StoreMode mode, std::string_view key, Bytes value, Ttl ttl, StoreOptions opts,
+               Token&& token);
+
+    template <class Token>
+    auto set(std::string_view key, Bytes value, Ttl ttl, Token&& token) {
+        return store(StoreMode::set, key, std::move(value), ttl, {}, std::forward<Token>(token));
+    }
+    template <class Token>
+    auto set(std::string_view key, Bytes value, Ttl ttl, std::uint32_t flags, Token&& token) {
+        return store(StoreMode::set, key, std::move(value), ttl, {flags, 0},
+                     std::forward<Token>(token));
+    }
+    template <class Token>
+    auto add(std::string_view key, Bytes value, Ttl ttl, Token&& token) {
+        return store(StoreMode::add, key, std::move(value), ttl, {}, std::forward<Token>(token));
+    }
+    template <class Token>
+    auto replace(std::string_view key, Bytes value, Ttl ttl, Token&& token) {
+        return store(StoreMode::replace, key, std::move(value), ttl, {},
+                     std::forward<Token>(token));
+    }
+    template <class Token>
+    auto append(std::string_view key, Bytes value, Token&& token) {
+        return store(StoreMode::append, key, std::move(value), Ttl{0}, {},
+                     std::forward<Token>(token));
+    }
+    template <class Token>
+    auto prepend(std::string_view key, Bytes value, Token&& token) {
+        return store(StoreMode::prepend, key, std::move(value), Ttl{0}, {},
+                     std::forward<Token>(token));
+    }
+    /// Check-and-set: stores only if the item's cas is still `cas`.
+    /// void(std::error_code, Status): stored, exists (changed since), not_found.
+    template <class Token>
+    auto cas(std::string_view key, Bytes value, std::uint64_t cas, Ttl ttl, Token&& token) {
+        return store(StoreMode::cas, key, std::move(value), ttl, {0, cas},
+                     std::forward<Token>(token));
+    }
+
+    // ---- other key operations -----------------------------------------------------------
+
+    /// void(std::error_code, Status): deleted or not_found.
+    template <class Token>
+    auto del(std::string_view key, Token&& token) {
+        detail::Request r;
+        r.code = detail::OpCode::del;
+        r.key = key;
+        return single<detail::StatusCollector, void(std::error_code, Status)>(
+            r, std::forward<Token>(token));
+    }
+    /// void(std::error_code, Status): touched or not_found.
+    template <class Token>
+    auto touch(std::string_view key, Ttl ttl, Token&& token) {
+        detail::Request r;
+        r.code = detail::OpCode::touch;
+        r.key = key;
+        r.exptime = detail::to_exptime(ttl);
+        return single<detail::StatusCollector, void(std::error_code, Status)>(
+            r, std::forward<Token>(token));
+    }
+    /// void(std::error_code, std::optional<std::uint64_t>): the new value; empty when missing.
+    template <class Token>
+    auto incr(std::string_view key, std::uint64_t delta, Token&& token) {
+        return arith(detail::OpCode::incr, key, delta, std::forward<Token>(token));
+    }
+    /// As incr; memcached does not go below 0.
+    template <class Token>
+    auto decr(std::string_view key, std::uint64_t delta, Token&& token) {
+        return arith(detail::OpCode::decr, key, delta, std::forward<Token>(token));
+    }
+
+    // ---- every server ---------------------------------------------------------------------
+
+    /// flush_all on every server. void(std::error_code, std::vector<NodeResult<Status>>)
+    template <class Token>
+    auto flush_all(std::optional<std::chrono::seconds> delay, Token&& token) {
+        detail::Request r;
+        r.code = detail::OpCode::flush_all;
+        if (delay) r.delay = static_cast<std::uint32_t>(delay->count());
+        return all_nodes<Status>(r, std::forward<Token>(token));
+    }
+    /// stats [group] on every server. void(std::error_code, std::vector<NodeResult<StatList>>)
+    template <class Token>
+    auto stats(std::string_view group, Token&& token) {
+        detail::Request r;
+        r.code = detail::OpCode::stats;
+        r.group = group;
+        return all_nodes<StatList>(r, std::forward<Token>(token));
+    }
+    /// version of every server. void(std::error_code, std::vector<NodeResult<std::string>>)
+    template <class Token>
+    auto version(Token&& token) {
+        detail::Request r;
+        r.code = detail::OpCode::version;
+        return all_nodes<std::string>(r, std::forward<Token>(token));
+    }
+
+    // ---- lifecycle --------------------------------------------------------------------------
+
+    /// Fails every outstanding and later request with errc::closed. Idempotent.
+    void shutdown() {
+        if (core_) core_->shutdown();
+    }
+    /// Requests accepted and not yet completed (for monitoring and tests).
+    std::size_t outstanding() const noexcept { return core_->outstanding(); }
+    std::size_t server_count() const noexcept { return core_->server_count(); }
+    const std::string& server_name(std::size_t i) const noexcept { return core_->server_name(i); }
+    /// Which server (index) owns `key`.
+    std::size_t server_for(std::string_view key) const noexcept { return core_->server_for(key); }
+
+private:
+    template <class Collector, class Handler, class... Args>
+    detail::AsyncOp<Collector, std::decay_t<Handler>>* make_op(Handler&& h, std::uint32_t parts,
+                                                              Args&&... args) {
+        const bool acquired = core_->try_acquire();
+        auto* op = detail::AsyncOp<Collector, std::decay_t<Handler>>::create(
+            std::forward<Handler>(h), core_, acquired, parts, std::forward<Args>(args)...);
+        if (!acquired) {
+            // Fail every part at once; the initiator's reference then posts the result.
+            for (std::uint32_t p = 0; p < parts; ++p)
+                op->on_complete(p, detail::failure(make_error_code(errc::overloaded)));
+        }
+        return acquired ? op : (op->initiated(), nullptr);
+    }
+
+    /// One request to the server that owns r.key.
+    template <class Collector, class Signature, class Token>
+    auto single(const detail::Request& r, Token&& token) {
+        return asio::async_initiate<Token, Signature>(
+            [this](auto handler, const detail::Request& req) {
+                auto* op = make_op<Collector>(std::move(handler), 1);
+                if (!op) return;
+                core_->submit(core_->server_for(req.key), *op, 0, req);
+                op->initiated();
+            },
+            token, r);
+    }
+
+    template <class Token>
+    auto retrieve(detail::OpCode code, std::string_view key, std::uint32_t exptime,
+                  Token&& token) {
+        detail::Request r;
+        r.code = code;
+        r.key = key;
+        r.keys = std::span<const std::string_view>(&r.key, 1);
+        r.exptime = exptime;
+        return asio::async_initiate<Token, void(std::error_code, std::optional<Value>)>(
+            [this](auto handler, detail::Request req) {
+                req.keys = std::span<const std::string_view>(&req.key, 1);
+                auto* op = make_op<detail::GetCollector>(std::move(handler), 1);
+                if (!op) return;
+                core_->submit(core_->server_for(req.key), *op, 0, req);
+                op->initiated();
+            },
+            token, r);
+    }
+
+    template <class Token>
+    auto retrieve_multi(detail::OpCode code, std::span<const std::string_view> keys,
+                        std::uint32_t exptime, Token&& token) {
+        return asio::async_initiate<Token, void(std::error_code, MultiGetResult)>(
+            [this, code, keys, exptime](auto handler) {
+                start_multi(code, keys, exptime, std::move(handler));
+            },
+            token);
+    }
+
+    template <class Handler>
+    void start_multi(detail::OpCode code, std::span<const std::string_view> keys,
+                     std::uint32_t exptime, Handler&& handler);
+
+    template <class Token>
+    auto arith(detail::OpCode code, std::string_view key, std::uint64_t delta, Token&& token) {
+        detail::Request r;
+        r.code = code;
+        r.key = key;
+        r.delta = delta;
+        return single<detail::CounterCollector, void(std::error_code, std::optional<std::uint64_t>)>(
+            r, std::forward<Token>(token));
+    }
+
+    template <class T, class Token>
+    auto all_nodes(const detail::Request& r, Token&& token) {
+        return asio::async_initiate<Token, void(std::error_code, std::vector<NodeResult<T>>)>(
+            [this](auto handler, const detail::Request& req) {
+                const auto n = static_cast<std::uint32_t>(core_->server_count());
+                std::vector<std::string> names;
+                names.reserve(n);
+                for (std::uint32_t i = 0; i < n; ++i) names.push_back(core_->server_name(i));
+                auto* op = make_op<detail::NodeCollector<T>>(std::move(handler), n, std::move(names));
+                if (!op) return;
+                for (std::uint32_t i = 0; i < n; ++i) core_->submit(i, *op, i, req);
+                op->initiated();
+            },
+            token, r);
+    }
+
+    std::shared_ptr<detail::ClientCore> core_;
+    std::shared_ptr<void> owner_;  // shared by copies of this handle; shuts down on last release
+};
+
+// ---- out-of-line template members --------------------------------------------------------
+
+template <class Token>
+auto Client::store(StoreMode mode, std::string_view key, Bytes value, Ttl ttl, StoreOptions opts,
+                   Token&& token) {
+    // The request keeps `value` alive until it completes, so a moved-in string is written
+    // straight from its own memory.
+    return asio::async_initiate<Token, void(std::error_code, Status)>(
+        [this, mode, key, ttl, opts](auto handler, Bytes v) {
+            struct StoreCollector : detail::StatusCollector {
+                explicit StoreCollector(Bytes&& b) : bytes(std::move(b)) {}
+                Bytes bytes;
+            };
+            auto* op = make_op<StoreCollector>(std::move(handler), 1, std::move(v));
+            if (!op) return;
+            detail::Request r;
+            r.code = static_cast<detail::OpCode>(static_cast<int>(detail::OpCode::set) +
+                                                 static_cast<int>(mode));
+            r.key = key;
+            r.value = op->collector().bytes.view();
+            r.value_is_stable = op->collector().bytes.owned();
+            r.flags = opts.flags;
+            r.cas = opts.cas;
+            r.exptime = detail::to_exptime(ttl);
+            core_->submit(core_->server_for(key), *op, 0, r);
+            op->initiated();
+        },
+        token, std::move(value));
+}
+
+template <class Handler>
+void Client::start_multi(detail::OpCode code, std::span<const std::string_view> keys,
+                         std::uint32_t exptime, Handler&& handler) {
+    using Op = detail::AsyncOp<detail::MultiGetCollector, std::decay_t<Handler>>;
+    const bool acquired = core_->try_acquire();
+    Op* op = Op::create(std::forward<Handler>(handler), core_, acquired, 0, keys);
+    auto& c = op->collector();
+    if (!acquired) {
+        c.plan(std::vector<std::uint32_t>(keys.size(), 0), ~std::size_t{0});
+        op->add_parts(c.part_count());
+        for (std::uint32_t p = 0; p < c.part_count(); ++p)
+            op->on_complete(p, detail::failure(make_error_code(errc::overloaded)));
+        op->initiated();
+        return;
+    }
+    std::vector<std::uint32_t> server_of(keys.size());
+    for (std::size_t i = 0; i < keys.size(); ++i)
+        server_of[i] = static_cast<std::uint32_t>(core_->server_for(c.keys()[i]));
+    // gat/gats lines must stay under memcached's 2048-byte limit for non-get lines; get/gets
+    // lines may be long, but bounded chunks let replies start sooner and cap server buffers.
+    const bool touch = code == detail::OpCode::gat || code == detail::OpCode::gats;
+    const std::uint32_t parts = c.plan(server_of, touch ? 1900 : 16 * 1024);
+    op->add_parts(parts);
+    detail::Request r;
+    r.code = code;
+    r.exptime = exptime;
+    for (std::uint32_t p = 0; p < parts; ++p) {
+        r.keys = c.part_keys(p);
+        r.key = r.keys.front();
+        core_->submit(c.part_server(p), *op, p, r);
+    }
+    op->initiated();
+}
+
+namespace detail {
+/// Zero-copy get: calls the user's callback from on_value, with the view.
+template <class Callback>
+class GetViewOp final : public Operation {
+public:
+    GetViewOp(Callback cb, std::shared_ptr<ClientCore> core)
+        : cb_(std::move(cb)), core_(std::move(core)) {}
+    void on_value(std::uint32_t, std::uint32_t, const ValueView& v) override {
+        if (delivered_) return;
+        delivered_ = true;
+        cb_(std::error_code{}, &v);
+    }
+    void on_stat(std::uint32_t, std::string_view, std::string_view) override {}
+    void on_complete(std::uint32_t, const Completion& c) override {
+        ec_ = c.ec;
+        drop(false);
+    }
+    void pin() noexcept override { refs.fetch_add(1, std::memory_order_relaxed); }
+    void unpin() override { drop(false); }
+    void initiated() { drop(true); }
+    std::atomic<int> refs{2};
+
+    using allocator = asio::recycling_allocator<GetViewOp>;
+    static GetViewOp* create(Callback cb, std::shared_ptr<ClientCore> core) {
+        allocator alloc;
+        GetViewOp* p = alloc.allocate(1);
+        return ::new (static_cast<void*>(p)) GetViewOp(std::move(cb), std::move(core));
+    }
+    static void destroy(GetViewOp* p) {
+        allocator alloc;
+        p->~GetViewOp();
+        alloc.deallocate(p, 1);
+    }
+
+private:
+    void drop(bool from_initiator) {
+        if (refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+        std::shared_ptr<ClientCore> core = std::move(core_);
+        core->release();
+        const bool delivered = delivered_;
+        auto deliver = [cb = std::move(cb_), ec = ec_]() mutable { cb(ec, nullptr); };
+        destroy(this);
+        if (delivered) return;
+        if (from_initiator)
+            asio::post(core->executor(), std::move(deliver));
+        else
+            deliver();
+    }
+    Callback cb_;
+    std::shared_ptr<ClientCore> core_;
+    std::error_code ec_;
+    bool delivered_ = false;
+};
+}  // namespace detail
+
+template <class Callback>
+void Client::get_view(std::string_view key, Callback&& callback) {
+    if (!core_->try_acquire()) {
+        asio::post(core_->executor(), [cb = std::forward<Callback>(callback)]() mutable {
+            cb(make_error_code(errc::overloaded), nullptr);
+        });
+        return;
+    }
+    auto* op = detail::GetViewOp<std::decay_t<Callback>>::create(std::forward<Callback>(callback), core_);
+    detail::Request r;
+    r.code = detail::OpCode::get;
+    r.key = key;
+    r.keys = std::span<const std::string_view>(&r.key, 1);
+    core_->submit(core_->server_for(key), *op, 0, r);
+    op->initiated();
+}
+
+}  // namespace folsom

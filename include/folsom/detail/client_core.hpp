@@ -1,0 +1,68 @@
+// ClientCore: what the public Client templates talk to (internal; implemented in src/client).
+//
+// It owns the connections, routes keys to servers, and enforces the outstanding-request bound.
+// It is an interface so that cluster policies (and the fake client for users' tests) can stand
+// behind the same Client API.
+#pragma once
+
+#include <asio/any_io_executor.hpp>
+#include <atomic>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "folsom/detail/operation.hpp"
+#include "folsom/options.hpp"
+
+namespace folsom::detail {
+
+class ClientCore {
+public:
+    explicit ClientCore(std::size_t max_outstanding) noexcept : max_outstanding_(max_outstanding) {}
+    virtual ~ClientCore() = default;
+    ClientCore(const ClientCore&) = delete;
+    ClientCore& operator=(const ClientCore&) = delete;
+
+    /// The executor completions default to (the I/O executor).
+    virtual asio::any_io_executor executor() const noexcept = 0;
+
+    virtual std::size_t server_count() const noexcept = 0;
+    /// Which server owns `key`.
+    virtual std::size_t server_for(std::string_view key) const noexcept = 0;
+    /// "host:port" of server `i`.
+    virtual const std::string& server_name(std::size_t i) const noexcept = 0;
+
+    /// Sends part `part` of `op` to server `server`. Thread-safe. Never completes the part
+    /// synchronously except with an error (bad input, not connected, closed).
+    virtual void submit(std::size_t server, Operation& op, std::uint32_t part,
+                        const Request& request) = 0;
+
+    /// Fails every outstanding and later request with errc::closed. Thread-safe, idempotent.
+    virtual void shutdown() = 0;
+
+    /// Largest value a store may carry.
+    virtual std::size_t max_value_size() const noexcept = 0;
+
+    /// Backpressure: reserve one of max_outstanding slots; false when none is free.
+    bool try_acquire() noexcept {
+        if (outstanding_.fetch_add(1, std::memory_order_relaxed) >= max_outstanding_) {
+            outstanding_.fetch_sub(1, std::memory_order_relaxed);
+            return false;
+        }
+        return true;
+    }
+    void release() noexcept { outstanding_.fetch_sub(1, std::memory_order_relaxed); }
+    /// Requests accepted and not yet completed.
+    std::size_t outstanding() const noexcept { return outstanding_.load(std::memory_order_relaxed); }
+
+private:
+    const std::size_t max_outstanding_;
+    std::atomic<std::size_t> outstanding_{0};
+};
+
+/// Creates the core for `options`, doing its I/O on `ex`. Throws std::system_error
+/// (errc::invalid_argument) for a malformed server list.
+std::shared_ptr<ClientCore> make_client_core(asio::any_io_executor ex, const Options& options);
+
+}  // namespace folsom::detail

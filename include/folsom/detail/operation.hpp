@@ -1,0 +1,92 @@
+// The protocol-neutral model of a request inside the client (internal; included by client.hpp).
+//
+// A user request is one Operation. It goes on the wire as one or more *parts* (one per server a
+// multi-get touches, or per chunk of a long key list); each part is one command on one
+// connection, and ends with exactly one on_complete(part, ...) call. Before that, a retrieval
+// part may see on_value calls and a stats part on_stat calls. After the last part completes the
+// Operation delivers its result to the user and destroys itself.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <system_error>
+
+#include "folsom/status.hpp"
+#include "folsom/value.hpp"
+
+namespace folsom::detail {
+
+enum class OpCode : std::uint8_t {
+    get, gets, gat, gats,
+    set, add, replace, append, prepend, cas,
+    del, incr, decr, touch,
+    flush_all, stats, version, verbosity, noop,
+};
+
+constexpr bool is_retrieval(OpCode c) noexcept {
+    return c == OpCode::get || c == OpCode::gets || c == OpCode::gat || c == OpCode::gats;
+}
+constexpr bool is_store(OpCode c) noexcept {
+    return c >= OpCode::set && c <= OpCode::cas;
+}
+
+/// One command to encode. Views are valid only during the encode call.
+struct Request {
+    OpCode code = OpCode::get;
+    std::string_view key;                       ///< single-key commands
+    std::span<const std::string_view> keys;     ///< retrievals (one or many keys)
+    std::string_view value;                     ///< stores
+    bool value_is_stable = false;  ///< value outlives the write (may be referenced, not copied)
+    std::uint32_t flags = 0;
+    std::uint32_t exptime = 0;
+    std::uint64_t cas = 0;
+    std::uint64_t delta = 0;                    ///< incr/decr
+    std::optional<std::uint64_t> initial;       ///< incr/decr initial value (binary/meta)
+    std::string_view group;                     ///< stats group
+    std::optional<std::uint32_t> delay;         ///< flush_all delay
+    std::uint32_t level = 0;                    ///< verbosity
+};
+
+/// How one part ended. Views are valid only during the on_complete call.
+struct Completion {
+    std::error_code ec;            ///< transport, protocol or server error; when set, ignore the rest
+    Status status = Status::ok;
+    std::uint64_t number = 0;      ///< incr/decr result
+    std::string_view text;         ///< version text, or the server's error text
+};
+
+/// A Completion that carries only an error.
+inline Completion failure(std::error_code ec) noexcept {
+    Completion c;
+    c.ec = ec;
+    return c;
+}
+
+class Operation {
+public:
+    /// Position of a key inside its part, when the protocol does not say (ASCII replies name
+    /// the key instead; binary and meta replies carry an opaque that gives the position).
+    static constexpr std::uint32_t unknown_position = 0xffffffffu;
+
+    /// A hit of a retrieval part; `v` lives until this call returns. `position` is the key's
+    /// index in the part's key list, or unknown_position.
+    virtual void on_value(std::uint32_t part, std::uint32_t position, const ValueView& v) = 0;
+    /// One STAT line of a stats part.
+    virtual void on_stat(std::uint32_t part, std::string_view name, std::string_view value) = 0;
+    /// The part ended; called exactly once per part.
+    virtual void on_complete(std::uint32_t part, const Completion& c) = 0;
+
+    /// Keeps the operation (and the value it owns) alive while a write that references the
+    /// value's bytes is in progress: a server may answer (e.g. "object too large") before the
+    /// whole value has left, and the op must not be freed under the socket. Every pin() is
+    /// matched by one unpin(), which may complete the operation.
+    virtual void pin() noexcept = 0;
+    virtual void unpin() = 0;
+
+protected:
+    ~Operation() = default;
+};
+
+}  // namespace folsom::detail

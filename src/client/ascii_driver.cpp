@@ -1,0 +1,172 @@
+#include "client/ascii_driver.hpp"
+
+#include "folsom/error.hpp"
+#include "folsom/protocol/ascii_encoder.hpp"
+
+namespace folsom::detail {
+namespace {
+
+namespace ascii = protocol::ascii;
+
+ascii::StoreCommand store_command(OpCode c) {
+    switch (c) {
+        case OpCode::add: return ascii::StoreCommand::add;
+        case OpCode::replace: return ascii::StoreCommand::replace;
+        case OpCode::append: return ascii::StoreCommand::append;
+        case OpCode::prepend: return ascii::StoreCommand::prepend;
+        case OpCode::cas: return ascii::StoreCommand::cas;
+        default: return ascii::StoreCommand::set;
+    }
+}
+
+ascii::RetrieveCommand retrieve_command(OpCode c) {
+    switch (c) {
+        case OpCode::gets: return ascii::RetrieveCommand::gets;
+        case OpCode::gat: return ascii::RetrieveCommand::gat;
+        case OpCode::gats: return ascii::RetrieveCommand::gats;
+        default: return ascii::RetrieveCommand::get;
+    }
+}
+
+/// Which status words answer which command; anything else is a protocol error (the stream is
+/// out of step with the FIFO and cannot be trusted).
+bool status_fits(OpCode c, ascii::ReplyKind k) {
+    using K = ascii::ReplyKind;
+    switch (c) {
+        case OpCode::set: case OpCode::add: case OpCode::replace: case OpCode::append:
+        case OpCode::prepend: case OpCode::cas:
+            return k == K::stored || k == K::not_stored || k == K::exists || k == K::not_found ||
+                   k == K::value_too_large || k == K::out_of_memory;
+        case OpCode::del: return k == K::deleted || k == K::not_found;
+        case OpCode::touch: return k == K::touched || k == K::not_found;
+        case OpCode::incr: case OpCode::decr: return k == K::number || k == K::not_found;
+        case OpCode::flush_all: case OpCode::verbosity: return k == K::ok;
+        case OpCode::version: return k == K::version;
+        default: return false;
+    }
+}
+
+Status to_status(ascii::ReplyKind k) {
+    using K = ascii::ReplyKind;
+    switch (k) {
+        case K::stored: return Status::stored;
+        case K::not_stored: return Status::not_stored;
+        case K::exists: return Status::exists;
+        case K::not_found: return Status::not_found;
+        case K::deleted: return Status::deleted;
+        case K::touched: return Status::touched;
+        case K::value_too_large: return Status::value_too_large;
+        case K::out_of_memory: return Status::out_of_memory;
+        default: return Status::ok;
+    }
+}
+
+}  // namespace
+
+AsciiDriver::AsciiDriver(const Options& options)
+    : limits_{options.max_value_size, protocol::Limits{}.max_line_length},
+      scatter_threshold_(options.scatter_threshold),
+      decoder_(limits_) {}
+
+std::error_code AsciiDriver::encode(const Request& r, protocol::OutputBuffer& out,
+                                    net::Command& cmd) {
+    cmd.key_count = static_cast<std::uint32_t>(r.keys.size());
+    switch (r.code) {
+        case OpCode::get: case OpCode::gets: case OpCode::gat: case OpCode::gats:
+            return ascii::encode_retrieve(out, retrieve_command(r.code), r.keys, r.exptime);
+        case OpCode::set: case OpCode::add: case OpCode::replace: case OpCode::append:
+        case OpCode::prepend: case OpCode::cas:
+            return ascii::encode_store(out, store_command(r.code), r.key, r.value, r.flags,
+                                       r.exptime, r.cas, false, limits_,
+                                       r.value_is_stable ? scatter_threshold_ : ~std::size_t{0});
+        case OpCode::del:
+            if (r.cas != 0) return errc::unsupported;  // the text protocol has no delete-with-cas
+            return ascii::encode_delete(out, r.key);
+        case OpCode::incr:
+        case OpCode::decr:
+            if (r.initial) return errc::unsupported;  // no initial value over the text protocol
+            return ascii::encode_arith(
+                out, r.code == OpCode::incr ? ascii::ArithCommand::incr : ascii::ArithCommand::decr,
+                r.key, r.delta);
+        case OpCode::touch: return ascii::encode_touch(out, r.key, r.exptime);
+        case OpCode::flush_all: return ascii::encode_flush_all(out, r.delay);
+        case OpCode::stats: return ascii::encode_stats(out, r.group);
+        case OpCode::version: return ascii::encode_version(out);
+        case OpCode::verbosity: return ascii::encode_verbosity(out, r.level);
+        case OpCode::noop: return errc::unsupported;
+    }
+    return errc::unsupported;
+}
+
+DecodeStep AsciiDriver::decode(std::string_view input, net::CommandQueue& inflight) {
+    using K = ascii::ReplyKind;
+    DecodeStep step;
+    ascii::Reply reply;
+    for (;;) {
+        const auto res = decoder_.parse(input.substr(step.consumed), reply);
+        if (res.state == ascii::ParseState::need_more) {
+            step.needed = res.needed;
+            return step;
+        }
+        if (res.state == ascii::ParseState::error) {
+            step.ec = errc::protocol_error;
+            step.message = decoder_.error().message();
+            return step;
+        }
+        if (inflight.empty()) {
+            step.ec = errc::protocol_error;
+            step.message = "reply to a request never sent";
+            return step;
+        }
+        net::Command& head = inflight.front();
+        const OpCode code = head.code;
+        switch (reply.kind) {
+            case K::value:
+                if (!is_retrieval(code)) goto out_of_step;
+                head.op->on_value(head.part, Operation::unknown_position,
+                                  ValueView{reply.key, reply.data, reply.flags, reply.cas});
+                break;
+            case K::stat:
+                if (code != OpCode::stats) goto out_of_step;
+                head.op->on_stat(head.part, reply.key, reply.data);
+                break;
+            case K::end: {
+                if (!is_retrieval(code) && code != OpCode::stats) goto out_of_step;
+                net::Command c = inflight.pop_front();
+                c.op->on_complete(c.part, Completion{});
+                break;
+            }
+            case K::error:
+            case K::client_error:
+            case K::server_error: {
+                // The server refused this command; the stream is still in step.
+                net::Command c = inflight.pop_front();
+                Completion done;
+                done.ec = reply.kind == K::client_error   ? errc::client_error
+                          : reply.kind == K::server_error ? errc::server_error
+                                                          : errc::unsupported;
+                done.text = reply.data;
+                c.op->on_complete(c.part, done);
+                break;
+            }
+            default: {
+                if (!status_fits(code, reply.kind)) goto out_of_step;
+                net::Command c = inflight.pop_front();
+                Completion done;
+                done.status = to_status(reply.kind);
+                done.number = reply.number;
+                done.text = reply.data;
+                c.op->on_complete(c.part, done);
+                break;
+            }
+        }
+        step.consumed += res.consumed;
+        continue;
+    out_of_step:
+        step.ec = errc::protocol_error;
+        step.message = "reply does not answer the request at the head of the pipeline";
+        return step;
+    }
+}
+
+}  // namespace folsom::detail

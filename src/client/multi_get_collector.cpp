@@ -1,0 +1,99 @@
+#include "folsom/detail/collectors.hpp"
+
+namespace folsom::detail {
+
+MultiGetCollector::MultiGetCollector(std::span<const std::string_view> keys) {
+    std::size_t total = 0;
+    for (auto k : keys) total += k.size();
+    arena_.reserve(total);
+    for (auto k : keys) arena_.append(k);
+    keys_.reserve(keys.size());
+    std::size_t off = 0;
+    for (auto k : keys) {
+        keys_.emplace_back(arena_.data() + off, k.size());
+        off += k.size();
+    }
+    values_.resize(keys.size());
+}
+
+std::uint32_t MultiGetCollector::plan(std::span<const std::uint32_t> server_of,
+                                      std::size_t max_part_bytes) {
+    const auto n = static_cast<std::uint32_t>(keys_.size());
+    // Counting sort of key indices by server keeps each server's keys in caller order.
+    std::uint32_t servers = 0;
+    for (auto s : server_of) servers = std::max(servers, s + 1);
+    std::vector<std::uint32_t> start(servers + 1, 0);
+    for (auto s : server_of) ++start[s + 1];
+    for (std::uint32_t s = 0; s < servers; ++s) start[s + 1] += start[s];
+    part_index_.resize(n);
+    {
+        std::vector<std::uint32_t> fill(start.begin(), start.end() - 1);
+        for (std::uint32_t i = 0; i < n; ++i) part_index_[fill[server_of[i]]++] = i;
+    }
+    part_keys_.resize(n);
+    for (std::uint32_t j = 0; j < n; ++j) part_keys_[j] = keys_[part_index_[j]];
+
+    // Cut each server's run into parts of at most max_part_bytes of keys.
+    for (std::uint32_t s = 0; s < servers; ++s) {
+        std::size_t bytes = 0;
+        for (std::uint32_t j = start[s]; j < start[s + 1]; ++j) {
+            const std::size_t k = part_keys_[j].size() + 1;
+            if (j == start[s] || bytes + k > max_part_bytes) {
+                part_begin_.push_back(j);
+                part_server_.push_back(s);
+                bytes = 0;
+            }
+            bytes += k;
+        }
+    }
+    part_begin_.push_back(n);
+    cursor_.assign(part_server_.size(), 0);
+    part_error_.assign(part_server_.size(), std::error_code{});
+    return part_count();
+}
+
+void MultiGetCollector::on_value(std::uint32_t part, std::uint32_t position, const ValueView& v) {
+    const std::uint32_t begin = part_begin_[part];
+    const std::uint32_t size = part_begin_[part + 1] - begin;
+    if (position == Operation::unknown_position) {
+        // Replies come in request order (hits only), so scanning on from the last match finds
+        // the key in O(1) amortised; wrap around once for servers that reorder.
+        for (std::uint32_t step = 0; step < size; ++step) {
+            std::uint32_t p = cursor_[part] + step;
+            if (p >= size) p -= size;
+            if (part_keys_[begin + p] == v.key) {
+                position = p;
+                break;
+            }
+        }
+        if (position == Operation::unknown_position) return;  // a key we did not ask for
+        cursor_[part] = position + 1 == size ? 0 : position + 1;
+    }
+    if (position >= size) return;
+    auto& slot = values_[part_index_[begin + position]];
+    if (!slot) slot = v.to_value();
+}
+
+std::tuple<std::error_code, MultiGetResult> MultiGetCollector::result() {
+    MultiGetResult r;
+    std::error_code first;
+    bool all_failed = !part_error_.empty();
+    bool any_failed = false;
+    for (auto& e : part_error_) {
+        all_failed = all_failed && e;
+        if (e && !first) first = e;
+        any_failed = any_failed || e;
+    }
+    if (any_failed) {
+        r.errors.assign(keys_.size(), std::error_code{});
+        for (std::uint32_t p = 0; p < part_count(); ++p) {
+            if (!part_error_[p]) continue;
+            for (std::uint32_t j = part_begin_[p]; j < part_begin_[p + 1]; ++j)
+                r.errors[part_index_[j]] = part_error_[p];
+        }
+    }
+    r.values = std::move(values_);
+    return {all_failed ? first : std::error_code{}, std::move(r)};
+}
+
+}  // namespace folsom::detail

@@ -1,0 +1,48 @@
+// ProtocolDriver: the glue between a connection and one protocol's codec.
+//
+// The connection owns sockets, buffers and the FIFO of in-flight commands; it never parses.
+// A driver turns a protocol-neutral Request into bytes (encode), and replies into events on
+// the operations at the front of the FIFO (decode). One driver per connection; it keeps the
+// decoder's resumption state, so reset() it whenever the connection is re-established.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <system_error>
+
+#include "folsom/detail/operation.hpp"
+#include "folsom/options.hpp"
+#include "folsom/protocol/output_buffer.hpp"
+#include "net/command_queue.hpp"
+
+namespace folsom::detail {
+
+struct DecodeStep {
+    std::size_t consumed = 0;  ///< bytes of input fully handled
+    std::size_t needed = 0;    ///< at least this many more bytes before progress is possible
+    std::error_code ec;        ///< protocol_error: the connection must be closed
+    std::string message;       ///< what was wrong (only on error)
+};
+
+class ProtocolDriver {
+public:
+    virtual ~ProtocolDriver() = default;
+
+    /// Appends `r` as one command to `out` and fills in `cmd` (opaque, key count), or appends
+    /// nothing and returns why (invalid_key, value_too_large, unsupported, ...).
+    virtual std::error_code encode(const Request& r, protocol::OutputBuffer& out,
+                                   net::Command& cmd) = 0;
+
+    /// Decodes complete replies from the front of `input` and delivers them to the commands at
+    /// the front of `inflight`, popping each command before its on_complete call.
+    virtual DecodeStep decode(std::string_view input, net::CommandQueue& inflight) = 0;
+
+    /// Forgets partial replies (the connection was re-established).
+    virtual void reset() noexcept = 0;
+};
+
+std::unique_ptr<ProtocolDriver> make_protocol_driver(const Options& options);
+
+}  // namespace folsom::detail

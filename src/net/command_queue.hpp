@@ -1,0 +1,56 @@
+// CommandQueue: the FIFO of commands sent (or about to be sent) on one connection, answered
+// in order. A ring buffer that only grows, so steady-state pipelining allocates nothing.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "folsom/detail/operation.hpp"
+
+namespace folsom::net {
+
+/// One command on the wire: which part of which operation it answers.
+struct Command {
+    detail::Operation* op = nullptr;
+    std::uint32_t part = 0;
+    detail::OpCode code = detail::OpCode::get;
+    std::uint32_t opaque = 0;   ///< binary/meta: matches replies; ascii: unused
+    std::uint32_t key_count = 0;  ///< retrievals: keys in this command
+};
+
+class CommandQueue {
+public:
+    bool empty() const noexcept { return size_ == 0; }
+    std::size_t size() const noexcept { return size_; }
+    Command& front() noexcept { return slots_[head_]; }
+    void push_back(const Command& c) {
+        if (size_ == slots_.size()) grow();
+        slots_[(head_ + size_) & (slots_.size() - 1)] = c;
+        ++size_;
+    }
+    Command pop_front() noexcept {
+        Command c = slots_[head_];
+        head_ = (head_ + 1) & (slots_.size() - 1);
+        --size_;
+        return c;
+    }
+    /// Moves every command of `other` to the back of this queue, leaving `other` empty.
+    void splice_back(CommandQueue& other) {
+        while (!other.empty()) push_back(other.pop_front());
+    }
+
+private:
+    void grow() {
+        std::vector<Command> bigger(slots_.empty() ? 64 : slots_.size() * 2);
+        for (std::size_t i = 0; i < size_; ++i) bigger[i] = slots_[(head_ + i) & (slots_.size() - 1)];
+        slots_ = std::move(bigger);
+        head_ = 0;
+    }
+    std::vector<Command> slots_;
+    std::size_t head_ = 0;
+    std::size_t size_ = 0;
+};
+
+}  // namespace folsom::net

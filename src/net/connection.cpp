@@ -1,0 +1,311 @@
+#include "net/connection.hpp"
+
+#include <asio/bind_executor.hpp>
+#include <asio/connect.hpp>
+#include <asio/post.hpp>
+#include <asio/write.hpp>
+
+#include "folsom/error.hpp"
+
+namespace folsom::net {
+namespace {
+
+constexpr std::size_t min_read_size = 16 * 1024;
+
+}  // namespace
+
+Connection::Connection(asio::any_io_executor ex, std::string host, std::uint16_t port,
+                       const Options& options, std::unique_ptr<detail::ProtocolDriver> driver)
+    : strand_(asio::make_strand(ex)),
+      host_(std::move(host)),
+      port_(port),
+      name_(host_.find(':') != std::string::npos ? "[" + host_ + "]:" + std::to_string(port_)
+                                                 : host_ + ":" + std::to_string(port_)),
+      options_(options),
+      driver_(std::move(driver)),
+      socket_(strand_),
+      resolver_(strand_),
+      connect_timer_(strand_),
+      retry_timer_(strand_),
+      health_timer_(strand_),
+      backoff_(options.reconnect_initial_delay) {}
+
+Connection::~Connection() = default;
+
+void Connection::start() {
+    asio::post(strand_, [self = shared_from_this()] { self->do_connect(); });
+}
+
+void Connection::set_state(ConnectionState s) {
+    {
+        std::lock_guard lk(mu_);
+        if (state_.load(std::memory_order_relaxed) == ConnectionState::closed) return;
+        state_.store(s, std::memory_order_release);
+    }
+    if (listener_) listener_(s);
+}
+
+// ---- submission (any thread) -------------------------------------------------------------
+
+void Connection::submit(detail::Operation& op, std::uint32_t part,
+                        const detail::Request& request) {
+    std::error_code ec;
+    bool post_flush = false;
+    {
+        std::lock_guard lk(mu_);
+        const auto st = state_.load(std::memory_order_relaxed);
+        if (st == ConnectionState::closed) {
+            ec = errc::closed;
+        } else if (st == ConnectionState::backoff) {
+            ec = errc::not_connected;
+        } else {
+            Command cmd{&op, part, request.code};
+            const std::size_t refs_before = pending_out_.ref_count();
+            ec = driver_->encode(request, pending_out_, cmd);
+            if (!ec) {
+                if (pending_out_.ref_count() != refs_before) {
+                    op.pin();
+                    pending_pins_.push_back(&op);
+                }
+                pending_.push_back(cmd);
+                if (st == ConnectionState::connected && !flush_posted_) {
+                    flush_posted_ = true;
+                    post_flush = true;
+                }
+            }
+        }
+    }
+    if (ec) {
+        op.on_complete(part, detail::failure(ec));
+        return;
+    }
+    if (post_flush) asio::post(strand_, [self = shared_from_this()] { self->flush(); });
+}
+
+void Connection::close() {
+    CommandQueue dropped;
+    std::vector<detail::Operation*> pins;
+    {
+        std::lock_guard lk(mu_);
+        if (state_.load(std::memory_order_relaxed) == ConnectionState::closed) return;
+        state_.store(ConnectionState::closed, std::memory_order_release);
+        dropped.splice_back(pending_);
+        pending_out_.clear();
+        pins.swap(pending_pins_);
+    }
+    // Commands not yet handed to the strand fail here and now; the strand fails the rest.
+    fail_queue(dropped, errc::closed);
+    unpin_all(pins);
+    asio::post(strand_, [self = shared_from_this()] {
+        self->retry_timer_.cancel();
+        self->fail(errc::closed, "client shut down");
+        if (self->listener_) self->listener_(ConnectionState::closed);
+    });
+}
+
+// ---- connecting (strand) -------------------------------------------------------------------
+
+void Connection::do_connect() {
+    if (state() == ConnectionState::closed) return;
+    set_state(ConnectionState::connecting);
+    const std::uint64_t gen = ++generation_;
+    connect_timer_.expires_after(options_.connect_timeout);
+    connect_timer_.async_wait([self = shared_from_this(), gen](const std::error_code& ec) {
+        if (ec || gen != self->generation_ || self->state() != ConnectionState::connecting) return;
+        self->fail(errc::timeout, "connect timed out");
+    });
+    // Numeric addresses skip the resolver (which runs getaddrinfo on a helper thread).
+    std::error_code addr_ec;
+    const auto addr = asio::ip::make_address(host_, addr_ec);
+    if (!addr_ec) {
+        socket_.async_connect(asio::ip::tcp::endpoint(addr, port_),
+                              [self = shared_from_this(), gen](const std::error_code& ec) {
+                                  self->on_connected(gen, ec);
+                              });
+        return;
+    }
+    resolver_.async_resolve(host_, std::to_string(port_),
+                            [self = shared_from_this(), gen](
+                                const std::error_code& ec,
+                                asio::ip::tcp::resolver::results_type results) {
+                                self->on_resolved(gen, ec, std::move(results));
+                            });
+}
+
+void Connection::on_resolved(std::uint64_t gen, const std::error_code& ec,
+                             asio::ip::tcp::resolver::results_type results) {
+    if (gen != generation_) return;
+    if (ec) {
+        fail(errc::resolve_failed, ec.message());
+        return;
+    }
+    asio::async_connect(socket_, results,
+                        [self = shared_from_this(), gen](const std::error_code& cec,
+                                                         const asio::ip::tcp::endpoint&) {
+                            self->on_connected(gen, cec);
+                        });
+}
+
+void Connection::on_connected(std::uint64_t gen, const std::error_code& ec) {
+    if (gen != generation_) return;
+    if (ec) {
+        fail(errc::connect_failed, ec.message());
+        return;
+    }
+    connect_timer_.cancel();
+    std::error_code ignored;
+    socket_.set_option(asio::ip::tcp::no_delay(options_.tcp_nodelay), ignored);
+    backoff_ = options_.reconnect_initial_delay;
+    driver_->reset();
+    rbuf_.clear();
+    read_need_ = 0;
+    last_progress_ = std::chrono::steady_clock::now();
+    set_state(ConnectionState::connected);
+    start_read();
+    arm_health_timer();
+    flush();  // whatever queued while connecting
+}
+
+// ---- writing (strand) ----------------------------------------------------------------------
+
+void Connection::flush() {
+    if (writing_) return;  // on_written flushes again
+    {
+        std::lock_guard lk(mu_);
+        flush_posted_ = false;
+        if (state_.load(std::memory_order_relaxed) != ConnectionState::connected ||
+            pending_out_.empty())
+            return;
+        std::swap(pending_out_, writing_out_);
+        writing_pins_.swap(pending_pins_);
+        if (inflight_.empty()) last_progress_ = std::chrono::steady_clock::now();
+        inflight_.splice_back(pending_);
+    }
+    iov_.clear();
+    writing_out_.for_each_segment([this](protocol::OutputBuffer::Segment s) {
+        iov_.emplace_back(s.data, s.size);
+    });
+    writing_ = true;
+    asio::async_write(socket_, iov_,
+                      [self = shared_from_this(), gen = generation_](const std::error_code& ec,
+                                                                    std::size_t) {
+                          self->on_written(gen, ec);
+                      });
+}
+
+void Connection::on_written(std::uint64_t gen, const std::error_code& ec) {
+    writing_ = false;
+    writing_out_.clear();
+    unpin_all(writing_pins_);
+    if (gen != generation_) {
+        // A write of a connection that has since failed; the new one may have work waiting.
+        if (state() == ConnectionState::connected) flush();
+        return;
+    }
+    if (ec) {
+        fail(errc::closed, "write failed: " + ec.message());
+        return;
+    }
+    flush();
+}
+
+// ---- reading (strand) ----------------------------------------------------------------------
+
+void Connection::start_read() {
+    auto space = rbuf_.prepare(std::max(read_need_, min_read_size));
+    socket_.async_read_some(asio::buffer(space.data(), space.size()),
+                            [self = shared_from_this(), gen = generation_](
+                                const std::error_code& ec, std::size_t n) {
+                                self->on_read(gen, ec, n);
+                            });
+}
+
+void Connection::on_read(std::uint64_t gen, const std::error_code& ec, std::size_t n) {
+    if (gen != generation_) return;
+    if (ec) {
+        fail(errc::closed, ec == asio::error::eof ? "server closed the connection"
+                                                  : "read failed: " + ec.message());
+        return;
+    }
+    rbuf_.commit(n);
+    last_progress_ = std::chrono::steady_clock::now();
+    detail::DecodeStep step = driver_->decode(rbuf_.data(), inflight_);
+    rbuf_.consume(step.consumed);
+    if (step.ec) {
+        fail(step.ec, step.message);
+        return;
+    }
+    read_need_ = step.needed;
+    start_read();
+}
+
+// ---- health, failure and reconnect (strand) ------------------------------------------------
+
+void Connection::arm_health_timer() {
+    if (options_.request_timeout.count() <= 0) return;
+    const auto period = std::max(options_.request_timeout / 4, std::chrono::milliseconds(1));
+    health_timer_.expires_after(period);
+    health_timer_.async_wait([self = shared_from_this(), gen = generation_](const std::error_code& ec) {
+        if (ec || gen != self->generation_ || self->state() != ConnectionState::connected) return;
+        if (!self->inflight_.empty() &&
+            std::chrono::steady_clock::now() - self->last_progress_ >= self->options_.request_timeout) {
+            self->fail(errc::timeout, "no reply within the request timeout");
+            return;
+        }
+        self->arm_health_timer();
+    });
+}
+
+void Connection::fail(std::error_code ec, const std::string& /*why*/) {
+    ++generation_;  // every handler of the old socket is now stale
+    std::error_code ignored;
+    socket_.close(ignored);
+    resolver_.cancel();
+    connect_timer_.cancel();
+    health_timer_.cancel();
+    rbuf_.clear();
+    read_need_ = 0;
+    driver_->reset();
+
+    CommandQueue dropped;
+    std::vector<detail::Operation*> pins;
+    bool closed = false;
+    {
+        std::lock_guard lk(mu_);
+        closed = state_.load(std::memory_order_relaxed) == ConnectionState::closed;
+        if (!closed) state_.store(ConnectionState::backoff, std::memory_order_release);
+        dropped.splice_back(pending_);
+        pending_out_.clear();
+        pins.swap(pending_pins_);
+    }
+    const std::error_code reason = closed ? std::error_code(errc::closed) : ec;
+    fail_queue(inflight_, reason);
+    fail_queue(dropped, reason);
+    unpin_all(pins);
+    if (closed) return;
+    if (listener_) listener_(ConnectionState::backoff);
+    schedule_reconnect();
+}
+
+void Connection::schedule_reconnect() {
+    retry_timer_.expires_after(backoff_);
+    backoff_ = std::min(backoff_ * 2, options_.reconnect_max_delay);
+    retry_timer_.async_wait([self = shared_from_this()](const std::error_code& ec) {
+        if (!ec) self->do_connect();
+    });
+}
+
+void Connection::fail_queue(CommandQueue& q, std::error_code ec) {
+    while (!q.empty()) {
+        Command c = q.pop_front();
+        c.op->on_complete(c.part, detail::failure(ec));
+    }
+}
+
+void Connection::unpin_all(std::vector<detail::Operation*>& pins) {
+    auto local = std::move(pins);
+    pins.clear();
+    for (auto* op : local) op->unpin();
+}
+
+}  // namespace folsom::net

@@ -1,0 +1,115 @@
+// Connection: one TCP stream to one memcached server, pipelined, that re-establishes itself.
+//
+// Flow of a request:
+//   submit() (any thread, under mu_): encode into pending_out_, queue the command in pending_,
+//     and post one flush to the strand unless one is already on its way.
+//   flush() (strand): swap pending_out_ into writing_out_, move pending_ into inflight_, and
+//     write everything with one scatter-gather write. Requests that arrive meanwhile collect
+//     in pending_out_ and go out together in the next write, so a burst costs one syscall.
+//   on_read() (strand): feed the unparsed bytes to the driver, which completes commands at the
+//     front of inflight_ in FIFO order.
+//
+// Lifecycle:  connecting -> connected -> (failure) -> backoff -> connecting -> ...
+//   * While connecting, requests queue (bounded by connect_timeout and the client's
+//     outstanding limit) and go out once connected.
+//   * In backoff (the server is known down), requests fail at once with not_connected.
+//   * On any failure (I/O error, protocol error, health timeout) the socket is closed and
+//     every queued and in-flight command fails exactly once, then a reconnect is scheduled
+//     after an exponentially growing delay.
+//   * close() fails everything with errc::closed and stops reconnecting.
+#pragma once
+
+#include <asio/ip/tcp.hpp>
+#include <asio/steady_timer.hpp>
+#include <asio/strand.hpp>
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "client/protocol_driver.hpp"
+#include "folsom/options.hpp"
+#include "folsom/protocol/output_buffer.hpp"
+#include "net/command_queue.hpp"
+#include "net/read_buffer.hpp"
+
+namespace folsom::net {
+
+enum class ConnectionState : std::uint8_t { connecting, connected, backoff, closed };
+
+class Connection : public std::enable_shared_from_this<Connection> {
+public:
+    /// Called on the connection's strand whenever the state changes.
+    using StateListener = std::function<void(ConnectionState)>;
+
+    Connection(asio::any_io_executor ex, std::string host, std::uint16_t port,
+               const Options& options, std::unique_ptr<detail::ProtocolDriver> driver);
+    ~Connection();
+
+    /// Starts the first connect. Call once, after construction.
+    void start();
+
+    /// Sends one command (any thread). Failures before sending complete the part at once.
+    void submit(detail::Operation& op, std::uint32_t part, const detail::Request& request);
+
+    /// Fails everything with errc::closed and stops for good (any thread; idempotent).
+    void close();
+
+    ConnectionState state() const noexcept { return state_.load(std::memory_order_acquire); }
+    const std::string& name() const noexcept { return name_; }
+    void set_state_listener(StateListener l) { listener_ = std::move(l); }
+
+private:
+    void do_connect();
+    void on_resolved(std::uint64_t gen, const std::error_code& ec,
+                     asio::ip::tcp::resolver::results_type results);
+    void on_connected(std::uint64_t gen, const std::error_code& ec);
+    void start_read();
+    void on_read(std::uint64_t gen, const std::error_code& ec, std::size_t n);
+    void flush();
+    void on_written(std::uint64_t gen, const std::error_code& ec);
+    void arm_health_timer();
+    void fail(std::error_code ec, const std::string& why);
+    void schedule_reconnect();
+    void set_state(ConnectionState s);
+    void fail_queue(CommandQueue& q, std::error_code ec);
+    static void unpin_all(std::vector<detail::Operation*>& pins);
+
+    asio::strand<asio::any_io_executor> strand_;
+    const std::string host_;
+    const std::uint16_t port_;
+    const std::string name_;
+    const Options options_;
+    std::unique_ptr<detail::ProtocolDriver> driver_;
+
+    // Strand-only state.
+    asio::ip::tcp::socket socket_;
+    asio::ip::tcp::resolver resolver_;
+    asio::steady_timer connect_timer_;
+    asio::steady_timer retry_timer_;
+    asio::steady_timer health_timer_;
+    std::uint64_t generation_ = 0;  // bumps on every (re)connect: stale handlers are ignored
+    ReadBuffer rbuf_;
+    std::size_t read_need_ = 0;
+    CommandQueue inflight_;
+    protocol::OutputBuffer writing_out_;
+    std::vector<detail::Operation*> writing_pins_;  // ops whose values writing_out_ references
+    std::vector<asio::const_buffer> iov_;
+    bool writing_ = false;
+    std::chrono::milliseconds backoff_;
+    std::chrono::steady_clock::time_point last_progress_;
+    StateListener listener_;
+
+    // Submission side, shared with callers' threads.
+    std::mutex mu_;
+    std::atomic<ConnectionState> state_{ConnectionState::connecting};
+    protocol::OutputBuffer pending_out_;
+    std::vector<detail::Operation*> pending_pins_;
+    CommandQueue pending_;
+    bool flush_posted_ = false;
+};
+
+}  // namespace folsom::net
