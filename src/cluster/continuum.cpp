@@ -1,11 +1,11 @@
 #include "folsom/cluster/continuum.hpp"
 
+#include "cluster/md5.hpp"
+#include "cluster/murmur3.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <string>
-
-#include "cluster/md5.hpp"
-#include "cluster/murmur3.hpp"
 
 namespace folsom::cluster {
 namespace {
@@ -47,7 +47,8 @@ void add_md5_points(std::string_view name, std::uint32_t server, std::vector<Poi
 
 std::uint64_t total_weight(std::span<const ServerAddress> servers) {
     std::uint64_t total = 0;
-    for (const auto& s : servers) total += s.weight;
+    for (const auto& s : servers)
+        total += s.weight;
     return total;
 }
 
@@ -107,9 +108,9 @@ std::vector<Point> spymemcached_ring(std::span<const ServerAddress> servers) {
     for (std::uint32_t s = 0; s < servers.size(); ++s) {
         const ServerAddress& server = servers[s];
         const std::string prefix = '/' + server.host + ':' + std::to_string(server.port) + '-';
-        const std::uint32_t digests =
-            weighted ? weighted_digests(server.weight, total, servers.size())
-                     : ketama_points_per_server / ketama_points_per_digest;
+        const std::uint32_t digests = weighted
+                                          ? weighted_digests(server.weight, total, servers.size())
+                                          : ketama_points_per_server / ketama_points_per_digest;
         for (std::uint32_t i = 0; i < digests; ++i) {
             name = prefix;
             name += std::to_string(i);
@@ -144,9 +145,15 @@ std::vector<Point> folsom_ring(std::span<const ServerAddress> servers) {
 Continuum::Continuum(std::span<const ServerAddress> servers, Distribution distribution)
     : servers_(servers.size()), distribution_(distribution) {
     switch (distribution) {
-        case Distribution::ketama_libmemcached: points_ = libmemcached_ring(servers); break;
-        case Distribution::ketama_spymemcached: points_ = spymemcached_ring(servers); break;
-        case Distribution::folsom_murmur: points_ = folsom_ring(servers); break;
+        case Distribution::ketama_libmemcached:
+            points_ = libmemcached_ring(servers);
+            break;
+        case Distribution::ketama_spymemcached:
+            points_ = spymemcached_ring(servers);
+            break;
+        case Distribution::folsom_murmur:
+            points_ = folsom_ring(servers);
+            break;
     }
 }
 
@@ -158,9 +165,9 @@ std::uint32_t Continuum::key_position(std::string_view key) const noexcept {
 std::size_t Continuum::point_index(std::string_view key) const noexcept {
     const std::uint32_t position = key_position(key);
     // The first point at or after the key (a "ceiling"); past the last point, wrap around.
-    const auto it = std::lower_bound(
-        points_.begin(), points_.end(), position,
-        [](const Point& p, std::uint32_t value) { return p.position < value; });
+    const auto it =
+        std::lower_bound(points_.begin(), points_.end(), position,
+                         [](const Point& p, std::uint32_t value) { return p.position < value; });
     return it == points_.end() ? 0 : static_cast<std::size_t>(it - points_.begin());
 }
 

@@ -6,9 +6,13 @@ namespace {
 constexpr std::uint32_t c1 = 0xcc9e2d51;
 constexpr std::uint32_t c2 = 0x1b873593;
 
-constexpr std::uint32_t rotl(std::uint32_t x, int r) noexcept { return (x << r) | (x >> (32 - r)); }
+constexpr std::uint32_t rotl(std::uint32_t x, int r) noexcept {
+    return (x << r) | (x >> (32 - r));
+}
 
-constexpr std::uint32_t mix_k(std::uint32_t k) noexcept { return rotl(k * c1, 15) * c2; }
+constexpr std::uint32_t mix_k(std::uint32_t k) noexcept {
+    return rotl(k * c1, 15) * c2;
+}
 
 // Bytes are read one by one, little-endian, so the result does not depend on the host's
 // byte order or on the alignment of the input.
@@ -32,13 +36,18 @@ std::uint32_t murmur3_32(std::string_view data, std::uint32_t seed) noexcept {
 
     std::uint32_t k = 0;
     switch (n - i) {
-        case 3: k ^= static_cast<std::uint32_t>(p[i + 2]) << 16; [[fallthrough]];
-        case 2: k ^= static_cast<std::uint32_t>(p[i + 1]) << 8; [[fallthrough]];
+        case 3:
+            k ^= static_cast<std::uint32_t>(p[i + 2]) << 16;
+            [[fallthrough]];
+        case 2:
+            k ^= static_cast<std::uint32_t>(p[i + 1]) << 8;
+            [[fallthrough]];
         case 1:
             k ^= p[i];
             h ^= mix_k(k);
             break;
-        default: break;
+        default:
+            break;
     }
 
     // The length enters mod 2^32, as Java's int length does.

@@ -1,13 +1,13 @@
 // Asks Debian's libmemcached where keys go and checks that our continuum agrees, key by key.
 // No server needs to run: libmemcached places keys without connecting.
+#include "folsom/cluster/continuum.hpp"
+
 #include <gtest/gtest.h>
 #include <libmemcached/memcached.h>
 
 #include <random>
 #include <string>
 #include <vector>
-
-#include "folsom/cluster/continuum.hpp"
 
 namespace {
 
@@ -20,13 +20,15 @@ using folsom::cluster::Distribution;
 std::vector<std::string> test_keys() {
     std::vector<std::string> keys;
     keys.reserve(10'000);
-    for (int i = 0; i < 5'000; ++i) keys.push_back("key:" + std::to_string(i));
+    for (int i = 0; i < 5'000; ++i)
+        keys.push_back("key:" + std::to_string(i));
     std::mt19937 rng(20240605);
     std::uniform_int_distribution<int> length(1, 250);
     std::uniform_int_distribution<int> byte(0x21, 0x7e);
     while (keys.size() < 10'000) {
         std::string k(static_cast<std::size_t>(length(rng)), ' ');
-        for (char& c : k) c = static_cast<char>(byte(rng));
+        for (char& c : k)
+            c = static_cast<char>(byte(rng));
         keys.push_back(std::move(k));
     }
     return keys;
@@ -34,7 +36,7 @@ std::vector<std::string> test_keys() {
 
 // A libmemcached handle with the servers added in order, as an application configures it.
 class Libmemcached {
-public:
+  public:
     Libmemcached(const std::vector<ServerAddress>& servers, memcached_server_distribution_t dist)
         : memc_(memcached_create(nullptr)) {
         // KETAMA_WEIGHTED: MD5 for keys and points, the weighted point count.
@@ -45,9 +47,8 @@ public:
             EXPECT_EQ(memcached_behavior_set_distribution(memc_, dist), MEMCACHED_SUCCESS);
         }
         for (const auto& s : servers) {
-            EXPECT_EQ(
-                memcached_server_add_with_weight(memc_, s.host.c_str(), s.port, s.weight),
-                MEMCACHED_SUCCESS)
+            EXPECT_EQ(memcached_server_add_with_weight(memc_, s.host.c_str(), s.port, s.weight),
+                      MEMCACHED_SUCCESS)
                 << s.to_string();
         }
         EXPECT_EQ(memcached_server_count(memc_), servers.size());
@@ -60,7 +61,7 @@ public:
         return memcached_generate_hash(memc_, key.data(), key.size());
     }
 
-private:
+  private:
     memcached_st* memc_;
 };
 
@@ -87,7 +88,8 @@ void expect_same_placement(const std::vector<ServerAddress>& servers,
     EXPECT_EQ(mismatches, 0u) << "of 10000 keys";
     // Guard against a vacuous pass: every server with weight takes keys.
     if (servers.size() > 1) {
-        for (std::size_t s = 0; s < servers.size(); ++s) EXPECT_GT(per_server[s], 0u) << s;
+        for (std::size_t s = 0; s < servers.size(); ++s)
+            EXPECT_GT(per_server[s], 0u) << s;
     }
 }
 
@@ -120,19 +122,32 @@ TEST(KetamaLibmemcachedCompat, PublishedEightServerPool) {
                           Distribution::ketama_libmemcached);
 }
 
-// Equal weights for 1..16 servers: the float point-count formula gives 39 digests instead of
-// 40 for some counts, and we must round exactly as libmemcached does.
-TEST(KetamaLibmemcachedCompat, EqualWeightsForEveryPoolSizeUpTo16) {
-    for (int n = 1; n <= 16; ++n) {
+// The point count is computed in float: with equal weights it gives 39 digests instead of 40
+// for 25, 47 or 50 servers (among others), and with weights 1,6,6,6,6 the servers get 7 and 47
+// digests where double arithmetic gives 8 and 48. We must round exactly as libmemcached does.
+std::vector<ServerAddress> pool(int n, std::uint32_t first_weight = 1, std::uint32_t others = 1) {
+    std::vector<ServerAddress> servers;
+    for (int i = 0; i < n; ++i) {
+        servers.push_back({"192.168.7." + std::to_string(i + 1),
+                           static_cast<std::uint16_t>(i % 2 ? 11211 : 11220 + i),
+                           i == 0 ? first_weight : others});
+    }
+    return servers;
+}
+
+TEST(KetamaLibmemcachedCompat, EqualWeightsForManyPoolSizes) {
+    for (int n : {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 16, 25, 47, 50}) {
         SCOPED_TRACE(n);
-        std::vector<ServerAddress> servers;
-        for (int i = 0; i < n; ++i) {
-            servers.push_back({"192.168.7." + std::to_string(i + 1),
-                               static_cast<std::uint16_t>(i % 2 ? 11211 : 11220 + i), 1});
-        }
-        expect_same_placement(servers, MEMCACHED_DISTRIBUTION_CONSISTENT_WEIGHTED,
+        expect_same_placement(pool(n), MEMCACHED_DISTRIBUTION_CONSISTENT_WEIGHTED,
                               Distribution::ketama_libmemcached);
     }
+}
+
+TEST(KetamaLibmemcachedCompat, FloatRoundingOfTheWeightedShare) {
+    expect_same_placement(pool(5, 1, 6), MEMCACHED_DISTRIBUTION_CONSISTENT_WEIGHTED,
+                          Distribution::ketama_libmemcached);
+    expect_same_placement(pool(7, 22), MEMCACHED_DISTRIBUTION_CONSISTENT_WEIGHTED,
+                          Distribution::ketama_libmemcached);
 }
 
 TEST(KetamaLibmemcachedCompat, Ipv6Host) {

@@ -23,13 +23,13 @@
 // spelling of the server list.
 #pragma once
 
+#include "folsom/server_address.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string_view>
 #include <vector>
-
-#include "folsom/server_address.hpp"
 
 namespace folsom::cluster {
 
@@ -40,7 +40,7 @@ enum class Distribution : std::uint8_t {
 };
 
 class Continuum {
-public:
+  public:
     /// One point of the ring. `position` orders the ring as unsigned 32-bit; for folsom_murmur
     /// it is Folsom's signed hash with its sign bit flipped, so the order is Folsom's.
     struct Point {
@@ -75,7 +75,7 @@ public:
     bool empty() const noexcept { return points_.empty(); }
     Distribution distribution() const noexcept { return distribution_; }
 
-private:
+  private:
     std::vector<Point> points_;  // sorted by position
     std::size_t servers_ = 0;
     Distribution distribution_ = Distribution::ketama_libmemcached;
