@@ -43,15 +43,38 @@ const bool openssl_counted =
     CRYPTO_set_mem_functions(counting_malloc, counting_realloc, counting_free) == 1;
 }  // namespace
 
-void* operator new(std::size_t n) {
+// Every non-aligned form is replaced, so that no block from one allocator reaches the other's
+// delete (the standard library mixes forms: stable_sort takes nothrow new, returns via delete).
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
     ++allocations;
-    if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
+    return std::malloc(n == 0 ? 1 : n);
+}
+void* operator new(std::size_t n) {
+    if (void* p = operator new(n, std::nothrow)) return p;
     throw std::bad_alloc();
+}
+void* operator new[](std::size_t n) {
+    return operator new(n);
+}
+void* operator new[](std::size_t n, const std::nothrow_t&) noexcept {
+    return operator new(n, std::nothrow);
 }
 void operator delete(void* p) noexcept {
     std::free(p);
 }
 void operator delete(void* p, std::size_t) noexcept {
+    std::free(p);
+}
+void operator delete(void* p, const std::nothrow_t&) noexcept {
+    std::free(p);
+}
+void operator delete[](void* p) noexcept {
+    std::free(p);
+}
+void operator delete[](void* p, std::size_t) noexcept {
+    std::free(p);
+}
+void operator delete[](void* p, const std::nothrow_t&) noexcept {
     std::free(p);
 }
 
