@@ -1,0 +1,115 @@
+#include "folsom/server_address.hpp"
+
+#include "folsom/error.hpp"
+
+#include <charconv>
+#include <limits>
+
+namespace folsom {
+namespace {
+
+// Plain decimal only: from_chars would accept neither a sign nor blanks, but we also want
+// to refuse an empty field and trailing garbage ("11211x"), which it leaves to the caller.
+template <typename T>
+bool parse_decimal(std::string_view s, T min, T max, T& out) {
+    if (s.empty()) return false;
+    std::uint64_t v = 0;
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc{} || end != s.data() + s.size()) return false;
+    if (v < min || v > max) return false;
+    out = static_cast<T>(v);
+    return true;
+}
+
+// A host may not hold anything that would split a list entry or confuse the port syntax.
+// We do not validate names further: resolution will tell.
+bool valid_host(std::string_view host, bool bracketed) {
+    if (host.empty()) return false;
+    for (char c : host) {
+        const auto u = static_cast<unsigned char>(c);
+        if (u <= 0x20 || u == 0x7f || c == ',' || c == '[' || c == ']' || c == '/') return false;
+        if (c == ':' && !bracketed) return false;
+    }
+    return true;
+}
+
+std::string_view trim_blanks(std::string_view s) {
+    const auto blank = [](char c) { return c == ' ' || c == '\t'; };
+    while (!s.empty() && blank(s.front()))
+        s.remove_prefix(1);
+    while (!s.empty() && blank(s.back()))
+        s.remove_suffix(1);
+    return s;
+}
+
+}  // namespace
+
+std::string ServerAddress::to_string() const {
+    std::string s;
+    const bool v6 = host.find(':') != std::string::npos;
+    s.reserve(host.size() + 8);
+    if (v6) s += '[';
+    s += host;
+    if (v6) s += ']';
+    s += ':';
+    s += std::to_string(port);
+    return s;
+}
+
+std::error_code parse_server_address(std::string_view text, ServerAddress& out) {
+    std::string_view host;
+    std::string_view rest;  // what follows the host: empty, or ":port[:weight]"
+    bool bracketed = false;
+    if (!text.empty() && text.front() == '[') {
+        const auto close = text.find(']');
+        if (close == std::string_view::npos) return errc::invalid_argument;
+        host = text.substr(1, close - 1);
+        rest = text.substr(close + 1);
+        bracketed = true;
+        // Brackets are for IPv6 literals; "[name]" would round-trip differently.
+        if (host.find(':') == std::string_view::npos) return errc::invalid_argument;
+    } else {
+        const auto colon = text.find(':');
+        host = text.substr(0, colon);
+        rest = colon == std::string_view::npos ? std::string_view{} : text.substr(colon);
+    }
+    if (!valid_host(host, bracketed)) return errc::invalid_argument;
+
+    ServerAddress parsed;
+    parsed.host = std::string(host);
+    if (!rest.empty()) {
+        if (rest.front() != ':') return errc::invalid_argument;
+        rest.remove_prefix(1);
+        const auto colon = rest.find(':');
+        const auto port = rest.substr(0, colon);
+        if (!parse_decimal<std::uint16_t>(port, 1, std::numeric_limits<std::uint16_t>::max(),
+                                          parsed.port)) {
+            return errc::invalid_argument;
+        }
+        if (colon != std::string_view::npos) {
+            const auto weight = rest.substr(colon + 1);
+            if (!parse_decimal<std::uint32_t>(weight, 1, std::numeric_limits<std::uint32_t>::max(),
+                                              parsed.weight)) {
+                return errc::invalid_argument;
+            }
+        }
+    }
+    out = std::move(parsed);
+    return {};
+}
+
+std::error_code parse_server_list(std::string_view text, std::vector<ServerAddress>& out) {
+    std::vector<ServerAddress> parsed;
+    while (true) {
+        const auto comma = text.find(',');
+        ServerAddress address;
+        if (auto ec = parse_server_address(trim_blanks(text.substr(0, comma)), address)) return ec;
+        parsed.push_back(std::move(address));
+        if (comma == std::string_view::npos) break;
+        text.remove_prefix(comma + 1);
+    }
+    out = std::move(parsed);
+    return {};
+}
+
+}  // namespace folsom
