@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "folsom/cluster/continuum.hpp"
+
 namespace folsom {
 
 enum class Protocol : std::uint8_t { ascii, binary, meta };
@@ -17,6 +19,11 @@ struct Options {
     std::vector<std::string> servers = {"127.0.0.1:11211"};
 
     Protocol protocol = Protocol::ascii;
+
+    /// How keys are placed on servers. The default places every key exactly where libmemcached
+    /// (MEMCACHED_BEHAVIOR_KETAMA_WEIGHTED) does, so a service can switch clients without
+    /// losing its cache.
+    cluster::Distribution distribution = cluster::Distribution::ketama_libmemcached;
 
     /// Requests in flight across the whole client; past it a request fails at once with
     /// errc::overloaded (Folsom's MemcacheOverloadedException).

@@ -1,49 +1,16 @@
 // The ClientCore that talks to real servers: one ServerPool (N pipelined connections) per
-// server, keys routed by the consistent-hash ring.
-#include <asio/ip/address.hpp>
-#include <charconv>
+// server, keys routed by the consistent-hash ring (cluster/continuum.hpp).
 #include <system_error>
 
 #include "client/protocol_driver.hpp"
 #include "folsom/client.hpp"
+#include "folsom/cluster/continuum.hpp"
+#include "folsom/server_address.hpp"
 #include "folsom/detail/client_core.hpp"
 #include "net/connection.hpp"
 
 namespace folsom::detail {
 namespace {
-
-struct Endpoint {
-    std::string host;
-    std::uint16_t port = 11211;
-};
-
-// "host", "host:port", "[v6]:port". (Weights and ring placement arrive with the cluster layer.)
-Endpoint parse_endpoint(std::string_view s) {
-    Endpoint e;
-    std::string_view port;
-    if (!s.empty() && s.front() == '[') {
-        const auto close = s.find(']');
-        if (close == std::string_view::npos) throw std::system_error(errc::invalid_argument);
-        e.host = std::string(s.substr(1, close - 1));
-        if (close + 1 < s.size()) {
-            if (s[close + 1] != ':') throw std::system_error(errc::invalid_argument);
-            port = s.substr(close + 2);
-        }
-    } else {
-        const auto colon = s.find(':');
-        e.host = std::string(s.substr(0, colon));
-        if (colon != std::string_view::npos) port = s.substr(colon + 1);
-    }
-    if (e.host.empty()) throw std::system_error(errc::invalid_argument);
-    if (!port.empty()) {
-        unsigned v = 0;
-        auto [p, ec] = std::from_chars(port.data(), port.data() + port.size(), v);
-        if (ec != std::errc{} || p != port.data() + port.size() || v == 0 || v > 65535)
-            throw std::system_error(errc::invalid_argument);
-        e.port = static_cast<std::uint16_t>(v);
-    }
-    return e;
-}
 
 class ServerCore final : public ClientCore {
 public:
@@ -52,7 +19,13 @@ public:
         if (options_.servers.empty()) throw std::system_error(errc::invalid_argument);
         if (options_.connections_per_server == 0) options_.connections_per_server = 1;
         for (const auto& s : options_.servers) {
-            auto ep = parse_endpoint(s);
+            ServerAddress addr;
+            if (auto ec = parse_server_address(s, addr))
+                throw std::system_error(ec, "bad server address '" + s + "'");
+            addresses_.push_back(addr);
+        }
+        ring_ = cluster::Continuum(addresses_, options_.distribution);
+        for (const auto& ep : addresses_) {
             auto pool = std::make_unique<Pool>();
             for (std::size_t i = 0; i < options_.connections_per_server; ++i) {
                 auto c = std::make_shared<net::Connection>(ex_, ep.host, ep.port, options_,
@@ -70,7 +43,9 @@ public:
 
     asio::any_io_executor executor() const noexcept override { return ex_; }
     std::size_t server_count() const noexcept override { return pools_.size(); }
-    std::size_t server_for(std::string_view) const noexcept override { return 0; }
+    std::size_t server_for(std::string_view key) const noexcept override {
+        return ring_.server_index(key);
+    }
     const std::string& server_name(std::size_t i) const noexcept override {
         return pools_[i]->name;
     }
@@ -98,6 +73,8 @@ private:
 
     asio::any_io_executor ex_;
     Options options_;
+    std::vector<ServerAddress> addresses_;
+    cluster::Continuum ring_;
     std::vector<std::unique_ptr<Pool>> pools_;
 };
 
