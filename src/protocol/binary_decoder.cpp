@@ -69,10 +69,13 @@ ParseResult Decoder::fail(const char* reason, std::string_view input, std::size_
 
 ParseResult Decoder::parse(std::string_view input, Response& out) noexcept {
     if (failed_) return {ParseState::error};
+    const auto* h = reinterpret_cast<const unsigned char*>(input.data());
+    // The magic is checked on the first byte, not the 24th: a server answering in the text
+    // protocol ("ERROR\r\n" is 7 bytes) must fail now, not leave us waiting for a header.
+    if (!input.empty() && h[magic_at] != response_magic)
+        return fail("bad magic byte", input, magic_at, 1);
     if (input.size() < header_size) return {ParseState::need_more, 0, header_size - input.size()};
 
-    const auto* h = reinterpret_cast<const unsigned char*>(input.data());
-    if (h[magic_at] != response_magic) return fail("bad magic byte", input, magic_at, 1);
     if (h[data_type_at] != raw_data_type) return fail("unknown data type", input, data_type_at, 1);
 
     const auto opcode = static_cast<Opcode>(h[opcode_at]);

@@ -28,6 +28,8 @@
 // never looks at more than the header until the whole packet is present, so feeding a packet
 // one byte at a time costs O(n), not O(n^2).
 //
+// The magic byte is checked as soon as it arrives (so a text-protocol reply such as "ERROR\r\n"
+// fails at once instead of waiting for 24 bytes); the rest of the header once it is complete.
 // A header is malformed, and the decoder fails, when: the magic is not 0x81; the data type is
 // not 0; key length + extras length exceed the body length; the key is over 250 bytes; the
 // value (body - extras - key) is over limits.max_value_size; a retrieval reply (get, getq,
