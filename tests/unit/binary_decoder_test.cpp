@@ -40,6 +40,7 @@ namespace {
 using namespace folsom::protocol;
 using namespace folsom::protocol::binary;
 using namespace std::string_view_literals;
+using namespace std::string_literals;
 
 // ---- building response packets (independently of the encoder under test elsewhere) ---------
 
@@ -457,7 +458,8 @@ TEST(BinaryDecoder, NeededIsExact) {
     res = d.parse(std::string_view(p).substr(0, 30), r);
     EXPECT_EQ(res.needed, 3u);
     EXPECT_EQ(res.consumed, 0u);
-    res = d.parse(p + "\x81\x00", r);  // the next packet's first bytes are not consumed
+    const std::string more = p + "\x81\x00"s;  // the next packet's first bytes: not consumed
+    res = d.parse(more, r);
     EXPECT_EQ(res.state, ParseState::complete);
     EXPECT_EQ(res.consumed, 33u);
     EXPECT_EQ(r.value, "World");
