@@ -45,14 +45,16 @@
 namespace folsom::protocol::meta {
 
 enum class ReplyKind : std::uint8_t {
-    value,         ///< "VA <size> <flags>*" + data block: `data` is the value
-    hit,           ///< "HD": success without a value
-    miss,          ///< "EN"
-    not_found,     ///< "NF"
-    not_stored,    ///< "NS"
-    exists,        ///< "EX": cas mismatch
-    noop,          ///< "MN"
-    debug,         ///< "ME <key> <pairs>": key in `key`, "name=value ..." in `data`
+    value,       ///< "VA <size> <flags>*" + data block: `data` is the value
+    hit,         ///< "HD": success without a value
+    miss,        ///< "EN"
+    not_found,   ///< "NF"
+    not_stored,  ///< "NS"
+    exists,      ///< "EX": cas mismatch
+    noop,        ///< "MN"
+    /// "ME <key> <pairs>": key in `key`, "name=value ..." in `data`. The reply carries no b
+    /// flag: the key is base64 exactly when the me request was sent with one.
+    debug,
     error,         ///< "ERROR [text]": text (usually empty) in `data`
     client_error,  ///< "CLIENT_ERROR <text>": text in `data`
     server_error,  ///< "SERVER_ERROR <text>": text in `data`
