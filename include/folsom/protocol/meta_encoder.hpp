@@ -56,7 +56,7 @@ struct GetFlags {
     bool hit_before = false;    ///< h: return whether the item was fetched before (0/1)
     bool last_access = false;   ///< l: return seconds since the last access
     bool no_bump = false;       ///< u: don't bump the item in the LRU (nor mark it fetched)
-    bool quiet = false;         ///< q: no EN on a miss (pair with a final mn)
+    bool quiet = false;         ///< q: no EN on a miss; hits still answer (pair with mn)
     std::string_view opaque;    ///< O<opaque>: echoed back (not sent when empty)
     std::optional<std::uint32_t> touch_ttl;    ///< T<ttl>: update the ttl on a hit
     std::optional<std::uint32_t> vivify_ttl;   ///< N<ttl>: on a miss create an empty item, win
