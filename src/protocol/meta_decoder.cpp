@@ -1,0 +1,325 @@
+#include "folsom/protocol/meta_decoder.hpp"
+
+#include <cstring>
+#include <limits>
+
+namespace folsom::protocol::meta {
+namespace {
+
+bool parse_u64(std::string_view s, std::uint64_t& v) noexcept {
+    if (s.empty()) return false;
+    std::uint64_t r = 0;
+    for (char c : s) {
+        if (c < '0' || c > '9') return false;
+        const auto d = static_cast<std::uint64_t>(c - '0');
+        if (r > (std::numeric_limits<std::uint64_t>::max() - d) / 10) return false;
+        r = r * 10 + d;
+    }
+    v = r;
+    return true;
+}
+
+bool parse_u32(std::string_view s, std::uint32_t& v) noexcept {
+    std::uint64_t r = 0;
+    if (!parse_u64(s, r) || r > std::numeric_limits<std::uint32_t>::max()) return false;
+    v = static_cast<std::uint32_t>(r);
+    return true;
+}
+
+// Signed, because 't' reports -1 for an item that never expires.
+bool parse_i64(std::string_view s, std::int64_t& v) noexcept {
+    const bool negative = !s.empty() && s.front() == '-';
+    if (negative) s.remove_prefix(1);
+    std::uint64_t r = 0;
+    if (!parse_u64(s, r)) return false;
+    const auto limit = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+    if (r > limit + (negative ? 1 : 0)) return false;
+    v = negative ? static_cast<std::int64_t>(0 - r) : static_cast<std::int64_t>(r);
+    return true;
+}
+
+// A token the server built from a key or an opaque: printable, no space.
+bool is_token(std::string_view s) noexcept {
+    for (char c : s) {
+        const auto u = static_cast<unsigned char>(c);
+        if (u <= 0x20 || u == 0x7f) return false;
+    }
+    return true;
+}
+
+struct Problem {
+    const char* reason = nullptr;  // nullptr: no problem
+    std::size_t offset = 0;        // within the line
+    std::size_t length = 0;
+};
+
+// Parses the return flags in `line` from `pos` on into `r`.
+Problem parse_flags(std::string_view line, std::size_t pos, Reply& r) noexcept {
+    while (pos < line.size()) {
+        if (line[pos] == ' ') {  // tolerate repeated or trailing spaces
+            ++pos;
+            continue;
+        }
+        std::size_t end = line.find(' ', pos);
+        if (end == std::string_view::npos) end = line.size();
+        const std::string_view tok = line.substr(pos, end - pos);
+        const std::string_view arg = tok.substr(1);
+        const Problem bad_token{nullptr, pos, tok.size()};
+        auto problem = [&](const char* reason) {
+            Problem p = bad_token;
+            p.reason = reason;
+            return p;
+        };
+        if (!is_token(tok)) return problem("control character in reply flags");
+        switch (tok.front()) {
+            case 'O':
+                r.opaque = arg;
+                break;
+            case 'k':
+                if (arg.empty() || arg.size() > max_key_length) return problem("bad key flag");
+                r.key = arg;
+                break;
+            case 'b':
+                if (!arg.empty()) return problem("unexpected token on b flag");
+                r.key_base64 = true;
+                break;
+            case 'c': {
+                std::uint64_t v = 0;
+                if (!parse_u64(arg, v)) return problem("bad cas flag");
+                r.cas = v;
+                break;
+            }
+            case 'f': {
+                std::uint32_t v = 0;
+                if (!parse_u32(arg, v)) return problem("bad client flags");
+                r.client_flags = v;
+                break;
+            }
+            case 't': {
+                std::int64_t v = 0;
+                if (!parse_i64(arg, v)) return problem("bad ttl flag");
+                r.ttl = v;
+                break;
+            }
+            case 's': {
+                std::uint64_t v = 0;
+                if (!parse_u64(arg, v)) return problem("bad size flag");
+                r.size = v;
+                break;
+            }
+            case 'h':
+                if (arg != "0" && arg != "1") return problem("bad hit-before flag");
+                r.hit_before = arg == "1";
+                break;
+            case 'l': {
+                std::uint64_t v = 0;
+                if (!parse_u64(arg, v)) return problem("bad last-access flag");
+                r.last_access = v;
+                break;
+            }
+            case 'W':
+            case 'X':
+            case 'Z':
+                if (!arg.empty()) return problem("unexpected token on W/X/Z flag");
+                (tok.front() == 'W' ? r.win : tok.front() == 'X' ? r.stale : r.win_sent) = true;
+                break;
+            default:
+                // A flag this decoder does not know: the request chose it, so a newer caller
+                // can still read it from the line; skipping it keeps old decoders working.
+                break;
+        }
+        pos = end;
+    }
+    return {};
+}
+
+constexpr std::string_view two_letter_codes[] = {"VA", "HD", "EN", "NF", "NS", "EX", "MN", "ME"};
+
+}  // namespace
+
+std::optional<std::uint64_t> Reply::opaque_number() const noexcept {
+    std::uint64_t v = 0;
+    if (!parse_u64(opaque, v)) return std::nullopt;
+    return v;
+}
+
+std::string DecodeError::message() const {
+    std::string m = reason;
+    m += " at offset ";
+    m += std::to_string(offset);
+    m += ": \"";
+    m.append(context, context_size);
+    m += '"';
+    return m;
+}
+
+void Decoder::reset() noexcept {
+    failed_ = false;
+    error_ = DecodeError{};
+    scanned_ = 0;
+    have_header_ = false;
+    header_size_ = 0;
+    value_size_ = 0;
+    header_ = Reply{};
+    key_offset_ = 0;
+    opaque_offset_ = 0;
+}
+
+ParseResult Decoder::fail(const char* reason, std::string_view input, std::size_t offset,
+                          std::size_t length) noexcept {
+    failed_ = true;
+    error_ = DecodeError{};
+    error_.reason = reason;
+    error_.offset = offset;
+    const std::string_view bad =
+        offset <= input.size() ? input.substr(offset, length) : std::string_view{};
+    static constexpr char hex[] = "0123456789abcdef";
+    const std::size_t room = sizeof error_.context - 1;  // keep a terminating NUL
+    std::size_t n = 0;
+    for (char c : bad) {
+        const auto u = static_cast<unsigned char>(c);
+        char esc[4];
+        std::size_t len = 0;
+        if (c == '\r' || c == '\n') {
+            esc[len++] = '\\';
+            esc[len++] = c == '\r' ? 'r' : 'n';
+        } else if (u < 0x20 || u >= 0x7f || c == '\\' || c == '"') {
+            esc[len++] = '\\';
+            esc[len++] = 'x';
+            esc[len++] = hex[u >> 4];
+            esc[len++] = hex[u & 15];
+        } else {
+            esc[len++] = c;
+        }
+        if (n + len > room) break;
+        std::memcpy(error_.context + n, esc, len);
+        n += len;
+    }
+    error_.context_size = n;
+    return {ParseState::error, 0, 0};
+}
+
+ParseResult Decoder::parse(std::string_view input, Reply& out) noexcept {
+    if (failed_) return {ParseState::error, 0, 0};
+    if (have_header_) return finish_value(input, out);
+
+    // Only the bytes not searched by an earlier call are searched again.
+    if (scanned_ > input.size()) scanned_ = 0;  // not the same bytes: start over, stay correct
+    const void* nl = std::memchr(input.data() + scanned_, '\n', input.size() - scanned_);
+    if (nl == nullptr) {
+        if (input.size() >= limits_.max_line_length)
+            return fail("reply line too long", input, 0, input.size());
+        scanned_ = input.size();
+        return {ParseState::need_more, 0, 1};
+    }
+    const auto pos = static_cast<std::size_t>(static_cast<const char*>(nl) - input.data());
+    scanned_ = 0;
+    if (pos + 1 > limits_.max_line_length) return fail("reply line too long", input, 0, pos + 1);
+    if (pos == 0 || input[pos - 1] != '\r')
+        return fail("reply line not terminated by \\r\\n", input, 0, pos + 1);
+    return parse_line(input, pos - 1, out);
+}
+
+ParseResult Decoder::parse_line(std::string_view input, std::size_t line_end, Reply& out) noexcept {
+    const std::string_view line = input.substr(0, line_end);
+    const std::size_t consumed = line_end + 2;
+    std::size_t sp = line.find(' ');
+    if (sp == std::string_view::npos) sp = line.size();
+    const std::string_view code = line.substr(0, sp);
+    const std::size_t rest = sp < line.size() ? sp + 1 : line.size();
+
+    // Error replies carry free text, not flags.
+    const auto text_reply = [&](ReplyKind kind) {
+        out = Reply{};
+        out.kind = kind;
+        out.data = line.substr(rest);
+        return ParseResult{ParseState::complete, consumed, 0};
+    };
+    if (code == "ERROR") return text_reply(ReplyKind::error);
+    if (code == "CLIENT_ERROR") return text_reply(ReplyKind::client_error);
+    if (code == "SERVER_ERROR") return text_reply(ReplyKind::server_error);
+
+    bool known = false;
+    for (auto c : two_letter_codes)
+        known = known || code == c;
+    if (!known) return fail("unknown reply code", input, 0, line.size());
+
+    Reply r;
+    std::size_t flags_from = rest;
+    std::uint64_t value_size = 0;
+    if (code == "VA") {
+        std::size_t end = line.find(' ', rest);
+        if (end == std::string_view::npos) end = line.size();
+        const std::string_view size_tok = line.substr(rest, end - rest);
+        if (!parse_u64(size_tok, value_size))
+            return fail("bad value size", input, rest, size_tok.size());
+        if (value_size > limits_.max_value_size)
+            return fail("value size over limit", input, rest, size_tok.size());
+        flags_from = end;
+    } else if (code == "ME") {
+        std::size_t end = line.find(' ', rest);
+        if (end == std::string_view::npos) end = line.size();
+        const std::string_view key = line.substr(rest, end - rest);
+        if (key.empty() || key.size() > max_key_length || !is_token(key))
+            return fail("bad key in ME reply", input, rest, key.size());
+        out = Reply{};
+        out.kind = ReplyKind::debug;
+        out.key = key;
+        out.data = line.substr(end < line.size() ? end + 1 : end);
+        return {ParseState::complete, consumed, 0};
+    }
+
+    if (const Problem p = parse_flags(line, flags_from, r); p.reason)
+        return fail(p.reason, input, p.offset, p.length);
+
+    switch (code[0]) {
+        case 'H':
+            r.kind = ReplyKind::hit;
+            break;
+        case 'E':
+            r.kind = code[1] == 'N' ? ReplyKind::miss : ReplyKind::exists;
+            break;
+        case 'N':
+            r.kind = code[1] == 'F' ? ReplyKind::not_found : ReplyKind::not_stored;
+            break;
+        case 'M':
+            r.kind = ReplyKind::noop;
+            break;
+        default:
+            r.kind = ReplyKind::value;
+            break;
+    }
+    if (r.kind != ReplyKind::value) {
+        out = r;
+        return {ParseState::complete, consumed, 0};
+    }
+
+    // Remember the header so that waiting for a large data block never re-parses it.
+    have_header_ = true;
+    header_size_ = consumed;
+    value_size_ = static_cast<std::size_t>(value_size);
+    header_ = r;
+    key_offset_ = r.key.empty() ? 0 : static_cast<std::size_t>(r.key.data() - input.data());
+    opaque_offset_ =
+        r.opaque.empty() ? 0 : static_cast<std::size_t>(r.opaque.data() - input.data());
+    return finish_value(input, out);
+}
+
+ParseResult Decoder::finish_value(std::string_view input, Reply& out) noexcept {
+    const std::size_t total = header_size_ + value_size_ + 2;
+    if (input.size() < total) return {ParseState::need_more, 0, total - input.size()};
+    const std::size_t end = header_size_ + value_size_;
+    if (input[end] != '\r' || input[end + 1] != '\n')
+        return fail("data block not terminated by \\r\\n", input, end, 2);
+    out = header_;
+    // The header's views may point into an earlier copy of these bytes: re-base them.
+    out.key =
+        header_.key.empty() ? std::string_view{} : input.substr(key_offset_, header_.key.size());
+    out.opaque = header_.opaque.empty() ? std::string_view{}
+                                        : input.substr(opaque_offset_, header_.opaque.size());
+    out.data = input.substr(header_size_, value_size_);
+    have_header_ = false;
+    return {ParseState::complete, total, 0};
+}
+
+}  // namespace folsom::protocol::meta
