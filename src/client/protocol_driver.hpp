@@ -4,6 +4,10 @@
 // A driver turns a protocol-neutral Request into bytes (encode), and replies into events on
 // the operations at the front of the FIFO (decode). One driver per connection; it keeps the
 // decoder's resumption state, so reset() it whenever the connection is re-established.
+//
+// Threads: encode() runs under the connection's submission lock on callers' threads; decode()
+// and the handshake run on the connection's strand. Encoder and decoder state must therefore
+// be disjoint (an opaque counter belongs to the encoder side).
 #pragma once
 
 #include <cstddef>
@@ -41,6 +45,32 @@ public:
 
     /// Forgets partial replies (the connection was re-established).
     virtual void reset() noexcept = 0;
+
+    // ---- connection handshake (SASL authentication, ...) --------------------------------
+    //
+    // On every new connection, before any request, the connection asks for handshake bytes.
+    // When there are some, it writes them and feeds every reply to handshake_reply() until
+    // that says done; requests submitted meanwhile wait (the connect timeout covers the whole
+    // handshake). A handshake error (e.g. errc::auth_failed) fails the connection, which then
+    // retries with the usual growing backoff, never in a tight loop.
+
+    /// Appends the first handshake message to `out`; false when no handshake is needed.
+    virtual bool handshake_request(protocol::OutputBuffer& /*out*/) { return false; }
+
+    struct HandshakeStep {
+        std::size_t consumed = 0;
+        std::size_t needed = 0;
+        bool done = false;
+        std::error_code ec;
+        std::string message;
+    };
+    /// Decodes handshake replies from `input`; may append a further message to `out`.
+    virtual HandshakeStep handshake_reply(std::string_view /*input*/,
+                                          protocol::OutputBuffer& /*out*/) {
+        HandshakeStep s;
+        s.done = true;
+        return s;
+    }
 };
 
 std::unique_ptr<ProtocolDriver> make_protocol_driver(const Options& options);

@@ -152,16 +152,45 @@ void Connection::on_connected(std::uint64_t gen, const std::error_code& ec) {
         fail(errc::connect_failed, ec.message());
         return;
     }
-    connect_timer_.cancel();
     std::error_code ignored;
     socket_.set_option(asio::ip::tcp::no_delay(options_.tcp_nodelay), ignored);
-    backoff_ = options_.reconnect_initial_delay;
     driver_->reset();
     rbuf_.clear();
     read_need_ = 0;
+    handshake_out_.clear();
+    if (driver_->handshake_request(handshake_out_)) {
+        start_handshake();  // the connect timer keeps running until the handshake is done
+        return;
+    }
+    become_connected();
+    start_read();
+}
+
+void Connection::start_handshake() {
+    handshaking_ = true;
+    write_handshake();
+    start_read();
+}
+
+void Connection::write_handshake() {
+    // Handshake messages are tiny and rare: each gets its own copy, so a reply that arrives
+    // (and queues the next message) before this write's completion runs cannot disturb it.
+    auto bytes = std::make_shared<std::string>(handshake_out_.contiguous());
+    handshake_out_.clear();
+    asio::async_write(socket_, asio::buffer(*bytes),
+                      [self = shared_from_this(), gen = generation_, bytes](
+                          const std::error_code& ec, std::size_t) {
+                          if (gen != self->generation_) return;
+                          if (ec) self->fail(errc::connect_failed, "handshake write failed");
+                      });
+}
+
+void Connection::become_connected() {
+    handshaking_ = false;
+    connect_timer_.cancel();
+    backoff_ = options_.reconnect_initial_delay;
     last_progress_ = std::chrono::steady_clock::now();
     set_state(ConnectionState::connected);
-    start_read();
     arm_health_timer();
     flush();  // whatever queued while connecting
 }
@@ -212,6 +241,7 @@ void Connection::on_written(std::uint64_t gen, const std::error_code& ec) {
 // ---- reading (strand) ----------------------------------------------------------------------
 
 void Connection::start_read() {
+    // One read is always pending while connected (it also notices the server closing).
     auto space = rbuf_.prepare(std::max(read_need_, min_read_size));
     socket_.async_read_some(asio::buffer(space.data(), space.size()),
                             [self = shared_from_this(), gen = generation_](
@@ -229,6 +259,27 @@ void Connection::on_read(std::uint64_t gen, const std::error_code& ec, std::size
     }
     rbuf_.commit(n);
     last_progress_ = std::chrono::steady_clock::now();
+    if (handshaking_) {
+        auto hs = driver_->handshake_reply(rbuf_.data(), handshake_out_);
+        rbuf_.consume(hs.consumed);
+        if (hs.ec) {
+            fail(hs.ec, hs.message);
+            return;
+        }
+        read_need_ = hs.needed;
+        if (!hs.done) {
+            if (!handshake_out_.empty()) write_handshake();
+            start_read();
+            return;
+        }
+        become_connected();
+        if (rbuf_.size() == 0) {
+            start_read();
+            return;
+        }
+        // Replies cannot precede requests, so nothing else should be buffered; let the
+        // driver judge it (it reports a reply to a request never sent).
+    }
     detail::DecodeStep step = driver_->decode(rbuf_.data(), inflight_);
     rbuf_.consume(step.consumed);
     if (step.ec) {

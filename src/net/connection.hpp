@@ -67,6 +67,9 @@ private:
     void on_resolved(std::uint64_t gen, const std::error_code& ec,
                      asio::ip::tcp::resolver::results_type results);
     void on_connected(std::uint64_t gen, const std::error_code& ec);
+    void start_handshake();
+    void write_handshake();
+    void become_connected();
     void start_read();
     void on_read(std::uint64_t gen, const std::error_code& ec, std::size_t n);
     void flush();
@@ -99,6 +102,8 @@ private:
     std::vector<detail::Operation*> writing_pins_;  // ops whose values writing_out_ references
     std::vector<asio::const_buffer> iov_;
     bool writing_ = false;
+    bool handshaking_ = false;
+    protocol::OutputBuffer handshake_out_;
     std::chrono::milliseconds backoff_;
     std::chrono::steady_clock::time_point last_progress_;
     StateListener listener_;
