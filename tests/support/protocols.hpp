@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <ostream>
 #include <string>
 
 #include "folsom/options.hpp"
@@ -21,3 +22,10 @@ inline std::string protocol_name(const ::testing::TestParamInfo<Protocol>& info)
 }
 
 }  // namespace folsom::test
+
+namespace folsom {
+// Readable test names in gtest output ("ascii" instead of a byte dump).
+inline void PrintTo(Protocol p, std::ostream* os) {
+    *os << (p == Protocol::ascii ? "ascii" : p == Protocol::binary ? "binary" : "meta");
+}
+}  // namespace folsom
