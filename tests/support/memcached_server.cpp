@@ -75,6 +75,11 @@ MemcachedServer::MemcachedServer(std::vector<std::string> extra_args)
     throw std::runtime_error("could not start memcached on a loopback port");
 }
 
+MemcachedServer::MemcachedServer(std::uint16_t port, std::vector<std::string> extra_args)
+    : port_(port), extra_args_(std::move(extra_args)) {
+    restart();
+}
+
 MemcachedServer::~MemcachedServer() {
     thaw();
     kill();

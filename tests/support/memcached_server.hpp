@@ -21,6 +21,8 @@ public:
     /// Starts `memcached -l 127.0.0.1 -p <free port> -U 0 <extra_args>` and waits until it
     /// accepts connections. Throws std::runtime_error when memcached cannot be started.
     explicit MemcachedServer(std::vector<std::string> extra_args = {});
+    /// Starts on a given port (e.g. one a client was already told about).
+    MemcachedServer(std::uint16_t port, std::vector<std::string> extra_args);
     ~MemcachedServer();
     MemcachedServer(const MemcachedServer&) = delete;
     MemcachedServer& operator=(const MemcachedServer&) = delete;

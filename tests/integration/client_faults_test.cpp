@@ -1,0 +1,291 @@
+// The client's promises under faults, against real memcached processes: exactly-once
+// completion, backpressure, timeouts, shutdown, fail-fast and reconnect.
+#include <gtest/gtest.h>
+
+#include <asio/io_context.hpp>
+#include <asio/use_future.hpp>
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "folsom/blocking_client.hpp"
+#include "folsom/client.hpp"
+#include "support/memcached_server.hpp"
+#include "support/protocols.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+using folsom::errc;
+using folsom::Status;
+
+/// Counts completions per request id: each must be exactly 1.
+class CompletionLedger {
+public:
+    explicit CompletionLedger(std::size_t n) : counts_(n) {}
+    void complete(std::size_t id) { counts_[id].fetch_add(1, std::memory_order_relaxed); }
+    std::size_t never() const {
+        std::size_t k = 0;
+        for (auto& c : counts_) k += c.load() == 0;
+        return k;
+    }
+    std::size_t twice() const {
+        std::size_t k = 0;
+        for (auto& c : counts_) k += c.load() > 1;
+        return k;
+    }
+    bool all_done() const { return never() == 0; }
+
+private:
+    std::vector<std::atomic<int>> counts_;
+};
+
+bool wait_for(const std::function<bool()>& pred, std::chrono::milliseconds limit) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < deadline) {
+        if (pred()) return true;
+        std::this_thread::sleep_for(5ms);
+    }
+    return pred();
+}
+
+class ClientFaults : public ::testing::TestWithParam<folsom::Protocol> {
+protected:
+    folsom::Options options(const folsom::test::MemcachedServer& s) const {
+        folsom::Options o;
+        o.servers = {s.address()};
+        o.protocol = GetParam();
+        return o;
+    }
+};
+
+TEST_P(ClientFaults, EveryRequestCompletesExactlyOnceWhileTheServerRestarts) {
+    folsom::test::MemcachedServer server;
+    auto o = options(server);
+    o.max_outstanding_requests = 200;
+    o.request_timeout = 500ms;
+    o.reconnect_initial_delay = 5ms;
+    o.reconnect_max_delay = 50ms;
+    folsom::BlockingClient c(o);
+    auto& client = c.async();
+
+    constexpr std::size_t threads = 4, per_thread = 5000;
+    CompletionLedger ledger(threads * per_thread);
+    std::atomic<std::size_t> ok{0}, failed{0};
+    std::vector<std::thread> workers;
+    for (std::size_t t = 0; t < threads; ++t) {
+        workers.emplace_back([&, t] {
+            for (std::size_t i = 0; i < per_thread; ++i) {
+                const std::size_t id = t * per_thread + i;
+                const std::string key = "k" + std::to_string(id % 500);
+                auto done = [&, id](std::error_code ec) {
+                    (ec ? failed : ok).fetch_add(1);
+                    ledger.complete(id);
+                };
+                switch (id % 4) {
+                    case 0: client.set(key, "v", 0s, [done](std::error_code ec, Status) { done(ec); }); break;
+                    case 1: client.get(key, [done](std::error_code ec, std::optional<folsom::Value>) { done(ec); }); break;
+                    case 2: client.incr(key, 1, [done](std::error_code ec, std::optional<std::uint64_t>) { done(ec); }); break;
+                    default: {
+                        std::string_view keys[] = {key, "other", "third"};
+                        client.get_multi(keys, [done](std::error_code ec, folsom::MultiGetResult) { done(ec); });
+                    }
+                }
+                if (i % 50 == 0) std::this_thread::sleep_for(1ms);  // keep the load steady, bounded
+            }
+        });
+    }
+    // Kill and restart the server twice under load.
+    for (int round = 0; round < 2; ++round) {
+        std::this_thread::sleep_for(40ms);
+        server.kill();
+        std::this_thread::sleep_for(40ms);
+        server.restart();
+    }
+    for (auto& w : workers) w.join();
+    ASSERT_TRUE(wait_for([&] { return ledger.all_done(); }, 10s)) << ledger.never() << " never completed";
+    EXPECT_EQ(ledger.twice(), 0u);
+    EXPECT_EQ(ok + failed, threads * per_thread);
+    EXPECT_GT(failed.load(), 0u);  // the kills did hit requests
+    EXPECT_TRUE(wait_for([&] { return client.outstanding() == 0; }, 2s));
+    // And the client recovered by itself.
+    ASSERT_TRUE(wait_for(
+        [&] {
+            try {
+                return c.set("after", "restart") == Status::stored;
+            } catch (const std::system_error&) {
+                return false;
+            }
+        },
+        5s));
+}
+
+TEST_P(ClientFaults, OverloadFailsFastAndTheCountComesBackDown) {
+    folsom::test::MemcachedServer server;
+    auto o = options(server);
+    o.max_outstanding_requests = 10;
+    o.request_timeout = 300ms;
+    folsom::BlockingClient c(o);
+    ASSERT_EQ(c.set("warm", "up"), Status::stored);
+    server.freeze();  // nothing will be answered
+    std::vector<std::future<std::optional<folsom::Value>>> futures;
+    for (int i = 0; i < 50; ++i) futures.push_back(c.async().get("k", asio::use_future));
+    int overloaded = 0, timed_out = 0;
+    for (auto& f : futures) {
+        try {
+            f.get();
+        } catch (const std::system_error& e) {
+            if (e.code() == errc::overloaded) ++overloaded;
+            if (e.code() == errc::timeout) ++timed_out;
+        }
+    }
+    EXPECT_EQ(overloaded, 40);
+    EXPECT_EQ(timed_out, 10);
+    EXPECT_EQ(c.async().outstanding(), 0u);
+    server.thaw();
+    EXPECT_TRUE(wait_for(
+        [&] {
+            try {
+                return c.get("warm").has_value();
+            } catch (const std::system_error&) {
+                return false;
+            }
+        },
+        5s));
+}
+
+TEST_P(ClientFaults, AFrozenServerTimesOutAndTheClientRecoversAfterThaw) {
+    folsom::test::MemcachedServer server;
+    auto o = options(server);
+    o.request_timeout = 200ms;
+    o.reconnect_initial_delay = 10ms;
+    folsom::BlockingClient c(o);
+    ASSERT_EQ(c.set("k", "v"), Status::stored);
+    server.freeze();
+    const auto start = std::chrono::steady_clock::now();
+    try {
+        c.get("k");
+        ADD_FAILURE() << "no timeout";
+    } catch (const std::system_error& e) {
+        EXPECT_EQ(e.code(), errc::timeout);
+    }
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
+    server.thaw();
+    EXPECT_TRUE(wait_for(
+        [&] {
+            try {
+                auto v = c.get("k");
+                return v && v->data == "v";
+            } catch (const std::system_error&) {
+                return false;
+            }
+        },
+        5s));
+}
+
+TEST_P(ClientFaults, ShutdownFailsOutstandingAndLaterRequestsWithClosed) {
+    folsom::test::MemcachedServer server;
+    auto o = options(server);
+    o.request_timeout = 10s;
+    folsom::BlockingClient c(o);
+    ASSERT_EQ(c.set("k", "v"), Status::stored);
+    server.freeze();
+    auto pending = c.async().get("k", asio::use_future);
+    std::this_thread::sleep_for(50ms);
+    c.async().shutdown();
+    try {
+        pending.get();
+        ADD_FAILURE() << "completed without error";
+    } catch (const std::system_error& e) {
+        EXPECT_EQ(e.code(), errc::closed);
+    }
+    try {
+        c.get("k");
+        ADD_FAILURE() << "request after shutdown succeeded";
+    } catch (const std::system_error& e) {
+        EXPECT_EQ(e.code(), errc::closed);
+    }
+    EXPECT_EQ(c.async().outstanding(), 0u);
+    server.thaw();
+}
+
+TEST_P(ClientFaults, DestroyingTheClientCompletesEverythingFirst) {
+    folsom::test::MemcachedServer server;
+    std::atomic<int> completions{0};
+    {
+        auto o = options(server);
+        o.request_timeout = 10s;
+        folsom::BlockingClient c(o);
+        ASSERT_EQ(c.set("k", "v"), Status::stored);
+        server.freeze();
+        for (int i = 0; i < 20; ++i)
+            c.async().get("k", [&](std::error_code ec, std::optional<folsom::Value>) {
+                EXPECT_EQ(ec, errc::closed);
+                ++completions;
+            });
+    }  // ~BlockingClient: shutdown, deliver, join
+    EXPECT_EQ(completions.load(), 20);
+    server.thaw();
+}
+
+TEST_P(ClientFaults, UnreachableServerFailsFastThenReconnectsWhenItAppears) {
+    const auto port = folsom::test::free_loopback_port();
+    folsom::Options o;
+    o.servers = {"127.0.0.1:" + std::to_string(port)};
+    o.protocol = GetParam();
+    o.reconnect_initial_delay = 20ms;
+    o.reconnect_max_delay = 100ms;
+    folsom::BlockingClient c(o);
+    try {
+        c.get("k");
+        ADD_FAILURE() << "no error";
+    } catch (const std::system_error& e) {
+        EXPECT_TRUE(e.code() == errc::connect_failed || e.code() == errc::not_connected)
+            << e.code().message();
+    }
+    // While in backoff, requests fail at once rather than queueing.
+    const auto start = std::chrono::steady_clock::now();
+    int not_connected = 0;
+    for (int i = 0; i < 100; ++i) {
+        try {
+            c.get("k");
+        } catch (const std::system_error& e) {
+            not_connected += e.code() == errc::not_connected;
+        }
+    }
+    EXPECT_GT(not_connected, 0);
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
+    EXPECT_EQ(c.async().outstanding(), 0u);
+
+    // The server appears: the backoff loop finds it without any help.
+    folsom::test::MemcachedServer late(port, {});
+    EXPECT_TRUE(wait_for(
+        [&] {
+            try {
+                return c.set("k", "v") == Status::stored;
+            } catch (const std::system_error&) {
+                return false;
+            }
+        },
+        5s));
+}
+
+TEST_P(ClientFaults, RequestsDuringTheFirstConnectWaitForIt) {
+    folsom::test::MemcachedServer server;
+    asio::io_context io;
+    auto client = folsom::Client::connect(io, options(server));
+    // Issued before the io_context ever ran: the connect has not even started.
+    auto f = client.set("early", "bird", 0s, asio::use_future);
+    std::thread runner([&] { io.run_for(3s); });
+    EXPECT_EQ(f.get(), Status::stored);
+    client.shutdown();
+    runner.join();
+}
+
+INSTANTIATE_TEST_SUITE_P(Protocols, ClientFaults, folsom::test::all_protocols,
+                         folsom::test::protocol_name);
+
+}  // namespace
