@@ -111,6 +111,10 @@ struct DecodeError {
     std::string message() const;
 };
 
+namespace detail {
+struct ValueHeader;  // a scanned VALUE header (decoder internals)
+}  // namespace detail
+
 class Decoder {
   public:
     explicit Decoder(const Limits& limits = {}) noexcept : limits_(limits) {}
@@ -128,9 +132,12 @@ class Decoder {
     const Limits& limits() const noexcept { return limits_; }
 
   private:
+    ParseResult parse_general(std::string_view input, Reply& out) noexcept;
     ParseResult parse_line(std::string_view input, std::size_t newline, Reply& out) noexcept;
     ParseResult parse_value_header(std::string_view input, std::size_t newline,
                                    Reply& out) noexcept;
+    ParseResult accept_value_header(std::string_view input, const detail::ValueHeader& h,
+                                    Reply& out) noexcept;
     ParseResult parse_data_block(std::string_view input, Reply& out) noexcept;
     ParseResult fail(const char* reason, std::size_t offset, std::string_view bytes) noexcept;
 
