@@ -7,10 +7,29 @@
 // never scanned, so binary data containing "\r\n" cannot confuse the framing.
 #include "folsom/protocol/ascii_decoder.hpp"
 
+#include <bit>
 #include <cstring>
 #include <limits>
 
 namespace folsom::protocol::ascii {
+
+namespace detail {
+
+// The fields of "VALUE <key> <flags> <bytes>[ <cas>]\r\n", scanned in one forward pass.
+struct ValueHeader {
+    enum Status : std::uint8_t { ok, bad, short_input } status = bad;
+    const char* why = reason::malformed_value;  // bad: the reason
+    std::size_t bad_offset = 0;                 // bad: where the offending token starts
+    std::size_t key_size = 0;
+    std::size_t header_size = 0;  // ok: including "\r\n"
+    std::uint64_t flags = 0;
+    std::uint64_t value_size = 0;
+    std::uint64_t cas = 0;
+    bool has_cas = false;
+};
+
+}  // namespace detail
+
 namespace {
 
 enum class NumberStatus : std::uint8_t { ok, empty, overflow };
@@ -19,7 +38,8 @@ enum class NumberStatus : std::uint8_t { ok, empty, overflow };
 // advances `p` past them. Max is a template argument so the overflow check is two compares
 // against constants, not a division per digit.
 template <std::uint64_t Max>
-inline NumberStatus parse_decimal(const char*& p, const char* end, std::uint64_t& out) noexcept {
+[[gnu::always_inline]] inline NumberStatus parse_decimal(const char*& p, const char* end,
+                                                         std::uint64_t& out) noexcept {
     const char* const start = p;
     std::uint64_t v = 0;
     while (p != end) {
@@ -132,6 +152,122 @@ void set_context(DecodeError& e, std::string_view bytes) noexcept {
     e.context_size = n;
 }
 
+// Returns the first byte in [p, lim) that cannot be part of a key (<= 0x20: the space that
+// ends it, or a control character), or lim. Eight bytes per step (SWAR): for a byte b below
+// 0x80, (b - 0x21) borrows into bit 7 exactly when b <= 0x20; bytes >= 0x80 are masked out by
+// ~x. A borrow can only flag bytes above a true hit, so the lowest flagged byte is exact.
+[[gnu::always_inline]] inline const char* skip_key_bytes(const char* p, const char* lim) noexcept {
+    constexpr std::uint64_t ones = 0x0101010101010101ULL;
+    constexpr std::uint64_t highs = 0x8080808080808080ULL;
+    while (lim - p >= 8) {
+        std::uint64_t x;
+        std::memcpy(&x, p, 8);
+        const std::uint64_t hit = (x - ones * 0x21) & ~x & highs;
+        if (hit != 0) {
+            if constexpr (std::endian::native == std::endian::little)
+                return p + (std::countr_zero(hit) >> 3);
+            else
+                return p + (std::countl_zero(hit) >> 3);
+        }
+        p += 8;
+    }
+    while (p != lim && static_cast<unsigned char>(*p) > 0x20)
+        ++p;
+    return p;
+}
+
+using detail::ValueHeader;
+
+constexpr std::size_t value_prefix = 6;  // "VALUE "
+
+// Scans a VALUE header starting at `base` (which starts with "VALUE ") up to `lim`. The key is
+// 1 to 250 bytes above 0x20; fields are separated by exactly one space; every number has
+// digits only and fits its type; "\r\n" follows the last field. short_input: `lim` came
+// first. Used with `lim` = the input end by the fast path (which falls back to the line path
+// on anything but ok) and with `lim` = just past the line's '\n' by the line path.
+[[gnu::always_inline]] inline ValueHeader::Status scan_value_header(const char* base,
+                                                                    const char* lim, ValueHeader& h,
+                                                                    std::size_t key_hint) noexcept {
+    // Fields live in locals until the end, so the fast path keeps them in registers; `h` is
+    // written once (status first: the callers branch on the return value, not on h.status).
+    const char* p = base + value_prefix;
+    const char* const key = p;
+    // The keys of one batch usually share a length, so try the previous key's first. The guess
+    // is verified, but by a branch beside the loads that follow rather than before them: when
+    // right, the key scan leaves the latency chain that links each reply to the next.
+    const char* const guess = key + key_hint;
+    if (key_hint != 0 && key_hint < static_cast<std::size_t>(lim - key) && *guess == ' ' &&
+        skip_key_bytes(key, guess) == guess) [[likely]]
+        p = guess;
+    else
+        p = skip_key_bytes(p, lim);
+    if (p == lim) return h.status = ValueHeader::short_input;
+    const auto key_size = static_cast<std::size_t>(p - key);
+    if (*p != ' ' || key_size == 0 || key_size > max_key_length) [[unlikely]] {
+        h.why = reason::malformed_value;
+        h.bad_offset = 0;
+        return h.status = ValueHeader::bad;
+    }
+    const char* at = nullptr;
+    NumberStatus st = NumberStatus::ok;
+    std::uint64_t flags = 0;
+    std::uint64_t value_size = 0;
+    std::uint64_t cas = 0;
+    bool has_cas = false;
+
+    // Each "<digits>" field must be followed by one of its allowed separators.
+    at = ++p;
+    st = parse_decimal<u32_max>(p, lim, flags);
+    if (st == NumberStatus::overflow) [[unlikely]]
+        goto bad;
+    if (p == lim) return h.status = ValueHeader::short_input;
+    if (st == NumberStatus::empty || *p != ' ') [[unlikely]]
+        goto malformed;
+
+    at = ++p;
+    st = parse_decimal<u64_max>(p, lim, value_size);
+    if (st == NumberStatus::overflow) [[unlikely]]
+        goto bad;
+    if (p == lim) return h.status = ValueHeader::short_input;
+    if (st == NumberStatus::empty || (*p != ' ' && *p != '\r')) [[unlikely]]
+        goto malformed;
+
+    if (*p == ' ') {
+        at = ++p;
+        st = parse_decimal<u64_max>(p, lim, cas);
+        if (st == NumberStatus::overflow) [[unlikely]]
+            goto bad;
+        if (p == lim) return h.status = ValueHeader::short_input;
+        if (st == NumberStatus::empty || *p != '\r') [[unlikely]]
+            goto malformed;
+        has_cas = true;
+    }
+    // *p == '\r'
+    if (p + 1 == lim) return h.status = ValueHeader::short_input;
+    if (p[1] != '\n') [[unlikely]]
+        goto malformed;
+    h.key_size = key_size;
+    h.header_size = static_cast<std::size_t>(p + 2 - base);
+    h.flags = flags;
+    h.value_size = value_size;
+    h.cas = cas;
+    h.has_cas = has_cas;
+    return h.status = ValueHeader::ok;
+
+malformed:
+    st = NumberStatus::empty;
+bad:
+    h.why = st == NumberStatus::overflow ? reason::number_overflow : reason::malformed_value;
+    h.bad_offset = static_cast<std::size_t>(at - base);
+    return h.status = ValueHeader::bad;
+}
+
+// Exactly `word` (which includes its "\r\n") at the front of the input.
+template <std::size_t N>
+inline bool at_front(const char* data, std::size_t size, const char (&word)[N]) noexcept {
+    return size >= N - 1 && std::memcmp(data, word, N - 1) == 0;
+}
+
 }  // namespace
 
 std::string DecodeError::message() const {
@@ -164,24 +300,92 @@ ParseResult Decoder::fail(const char* why, std::size_t offset, std::string_view 
     return {ParseState::error, 0, 0};
 }
 
-ParseResult Decoder::parse(std::string_view input, Reply& out) noexcept {
+ParseResult Decoder::parse_reply(std::string_view input, Reply& out) noexcept {
     if (failed_) [[unlikely]]
         return {ParseState::error, 0, 0};
     if (have_header_) return parse_data_block(input, out);
 
     const char* const data = input.data();
     const std::size_t size = input.size();
-
-    // "END\r\n" closes every retrieval (and a miss is nothing else): one 4-byte and one 1-byte
-    // compare instead of a memchr call and the dispatch.
-    if (size >= 5 && std::memcmp(data, "END\r\n", 5) == 0) {
-        out = Reply{};
-        out.kind = ReplyKind::end;
-        scanned_ = 0;
-        return {ParseState::complete, 5, 0};
-    }
-
     if (size == 0) return {ParseState::need_more, 0, 1};
+
+    // Fast paths for the replies a busy client sees most, recognised in place without looking
+    // for the line end first: whole-line compares for the fixed words, a one-pass scan for a
+    // VALUE header. Anything they do not fully recognise (an incomplete or malformed line, an
+    // error text) goes to the line path below, which reports it.
+    const auto word = [&](ReplyKind kind, std::size_t consumed) {
+        out = Reply{};
+        out.kind = kind;
+        scanned_ = 0;
+        return ParseResult{ParseState::complete, consumed, 0};
+    };
+    if (data[0] == 'V') {
+        // Only on the first look at a reply: after a need_more, scanned_ > 0 and the line path
+        // resumes where it stopped, so feeding byte by byte stays O(n).
+        if (scanned_ == 0 && at_front(data, size, "VALUE ")) {
+            const std::size_t lim = size < limits_.max_line_length ? size : limits_.max_line_length;
+            ValueHeader h;
+            if (scan_value_header(data, data + lim, h, key_hint_) == ValueHeader::ok) {
+                // Under the limit (and far from wrapping size_t), and all here: hand it over.
+                const auto value_size = static_cast<std::size_t>(h.value_size);
+                const std::size_t data_end = h.header_size + value_size;
+                if (h.value_size <= limits_.max_value_size &&
+                    h.value_size <= (std::numeric_limits<std::size_t>::max() >> 1) &&
+                    size >= data_end + 2 && data[data_end] == '\r' && data[data_end + 1] == '\n') {
+                    out.kind = ReplyKind::value;
+                    out.key = std::string_view(data + value_prefix, h.key_size);
+                    out.data = std::string_view(data + h.header_size, value_size);
+                    out.flags = static_cast<std::uint32_t>(h.flags);
+                    out.cas = h.cas;
+                    out.has_cas = h.has_cas;
+                    out.number = 0;
+                    key_hint_ = h.key_size;
+                    return {ParseState::complete, data_end + 2, 0};
+                }
+            }
+            // Over the limit, partial, or not recognised by the fast scan.
+            return parse_value_slow(input, out);
+        }
+        return parse_general(input, out);
+    }
+    if (at_front(data, size, "END\r\n")) return word(ReplyKind::end, 5);
+    switch (data[0]) {
+        case 'S':
+            if (at_front(data, size, "STORED\r\n")) return word(ReplyKind::stored, 8);
+            break;
+        case 'N':
+            if (at_front(data, size, "NOT_FOUND\r\n")) return word(ReplyKind::not_found, 11);
+            if (at_front(data, size, "NOT_STORED\r\n")) return word(ReplyKind::not_stored, 12);
+            break;
+        case 'D':
+            if (at_front(data, size, "DELETED\r\n")) return word(ReplyKind::deleted, 9);
+            break;
+        case 'T':
+            if (at_front(data, size, "TOUCHED\r\n")) return word(ReplyKind::touched, 9);
+            break;
+        case 'O':
+            if (at_front(data, size, "OK\r\n")) return word(ReplyKind::ok, 4);
+            break;
+        default:
+            break;
+    }
+    return parse_general(input, out);
+}
+
+ParseResult Decoder::parse_value_slow(std::string_view input, Reply& out) noexcept {
+    // Scans again rather than taking the fast path's result, so that its fields never leave
+    // registers there.
+    const std::size_t lim =
+        input.size() < limits_.max_line_length ? input.size() : limits_.max_line_length;
+    ValueHeader h;
+    if (scan_value_header(input.data(), input.data() + lim, h, 0) == ValueHeader::ok)
+        return accept_value_header(input, h, out);
+    return parse_general(input, out);
+}
+
+ParseResult Decoder::parse_general(std::string_view input, Reply& out) noexcept {
+    const char* const data = input.data();
+    const std::size_t size = input.size();
     if (!valid_first_byte(static_cast<unsigned char>(data[0]))) [[unlikely]]
         return fail(reason::unknown_reply, 0, input);
 
@@ -319,69 +523,49 @@ done:
 
 ParseResult Decoder::parse_value_header(std::string_view input, std::size_t newline,
                                         Reply& out) noexcept {
-    // "VALUE <key> <flags> <bytes>[ <cas>]": single spaces, every number present and in range,
-    // nothing after the last field.
-    const char* const base = input.data();
-    const char* const end = base + newline - 1;  // the '\r'
-    const std::string_view header = input.substr(0, newline + 1);
-    const char* p = base + 6;
-
-    const void* sp = std::memchr(p, ' ', static_cast<std::size_t>(end - p));
-    if (sp == nullptr || sp == p) [[unlikely]]
-        return fail(reason::malformed_value, 0, header);
-    const char* const key_end = static_cast<const char*>(sp);
-    const auto key_size = static_cast<std::size_t>(key_end - p);
-    if (key_size > max_key_length) [[unlikely]]
-        return fail(reason::malformed_value, 0, header);
-    const auto key_offset = static_cast<std::size_t>(p - base);
-    p = key_end + 1;
-
-    auto number_error = [&](NumberStatus st, const char* at) {
-        return fail(
-            st == NumberStatus::overflow ? reason::number_overflow : reason::malformed_value,
-            static_cast<std::size_t>(at - base),
-            std::string_view(at, static_cast<std::size_t>(end - at)));
-    };
-
-    std::uint64_t flags = 0;
-    const char* at = p;
-    NumberStatus st = parse_decimal<u32_max>(p, end, flags);
-    if (st != NumberStatus::ok || p == end || *p != ' ') [[unlikely]]
-        return number_error(st, at);
-    ++p;
-
-    std::uint64_t value_size = 0;
-    at = p;
-    st = parse_decimal<u64_max>(p, end, value_size);
-    if (st != NumberStatus::ok || (p != end && *p != ' ')) [[unlikely]]
-        return number_error(st, at);
-
-    std::uint64_t cas = 0;
-    bool has_cas = false;
-    if (p != end) {
-        ++p;  // the space before <cas>
-        at = p;
-        st = parse_decimal<u64_max>(p, end, cas);
-        if (st != NumberStatus::ok || p != end) [[unlikely]]
-            return number_error(st, at);
-        has_cas = true;
+    ValueHeader h;
+    if (scan_value_header(input.data(), input.data() + newline + 1, h, 0) != ValueHeader::ok)
+        [[unlikely]] {
+        // The whole line shows a malformed key or layout; a bad number shows from its token.
+        if (h.bad_offset == 0) return fail(h.why, 0, input.substr(0, newline + 1));
+        return fail(h.why, h.bad_offset, input.substr(h.bad_offset, newline - 1 - h.bad_offset));
     }
+    return accept_value_header(input, h, out);
+}
 
+ParseResult Decoder::accept_value_header(std::string_view input, const ValueHeader& h,
+                                         Reply& out) noexcept {
     // Refuse an oversized value on its header: we never wait for, nor buffer, its body. The
     // second test keeps header + size + 2 from wrapping whatever the configured limit.
-    if (value_size > limits_.max_value_size ||
-        value_size > std::numeric_limits<std::size_t>::max() - newline - 3) [[unlikely]]
-        return fail(reason::value_too_large, 0, header);
+    if (h.value_size > limits_.max_value_size ||
+        h.value_size > std::numeric_limits<std::size_t>::max() - h.header_size - 2) [[unlikely]]
+        return fail(reason::value_too_large, 0, input.substr(0, h.header_size));
 
+    const auto value_size = static_cast<std::size_t>(h.value_size);
+    const std::size_t data_end = h.header_size + value_size;
+    const char* const base = input.data();
+    if (input.size() >= data_end + 2 && base[data_end] == '\r' && base[data_end + 1] == '\n')
+        [[likely]] {
+        // The whole value is here: hand it over without touching the resumption state.
+        out.kind = ReplyKind::value;
+        out.key = std::string_view(base + value_prefix, h.key_size);
+        out.data = std::string_view(base + h.header_size, value_size);
+        out.flags = static_cast<std::uint32_t>(h.flags);
+        out.cas = h.cas;
+        out.has_cas = h.has_cas;
+        out.number = 0;
+        scanned_ = 0;
+        return {ParseState::complete, data_end + 2, 0};
+    }
     have_header_ = true;
-    header_size_ = newline + 1;
-    key_offset_ = key_offset;
-    value_size_ = static_cast<std::size_t>(value_size);
+    header_size_ = h.header_size;
+    key_offset_ = value_prefix;
+    value_size_ = value_size;
     header_.kind = ReplyKind::value;
-    header_.key = std::string_view(base + key_offset, key_size);  // size kept; data re-based
-    header_.flags = static_cast<std::uint32_t>(flags);
-    header_.cas = cas;
-    header_.has_cas = has_cas;
+    header_.key = std::string_view(base + value_prefix, h.key_size);  // size kept; data re-based
+    header_.flags = static_cast<std::uint32_t>(h.flags);
+    header_.cas = h.cas;
+    header_.has_cas = h.has_cas;
     return parse_data_block(input, out);
 }
 

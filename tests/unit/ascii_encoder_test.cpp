@@ -53,14 +53,15 @@ TEST(AsciiEncoder, StoreCommands) {
         StoreCommand cmd;
         std::string_view word;
     };
-    for (auto [cmd, w] :
+    // (A plain loop variable: clang 14 cannot capture structured bindings in a lambda.)
+    for (const Case& c :
          {Case{StoreCommand::set, "set"}, Case{StoreCommand::add, "add"},
           Case{StoreCommand::replace, "replace"}, Case{StoreCommand::append, "append"},
           Case{StoreCommand::prepend, "prepend"}}) {
         EXPECT_EQ(encoded([&](auto& o) {
-                      return encode_store(o, cmd, "key", "hello", 42, 3600, 0, false);
+                      return encode_store(o, c.cmd, "key", "hello", 42, 3600, 0, false);
                   }),
-                  std::string(w) + " key 42 3600 5\r\nhello\r\n");
+                  std::string(c.word) + " key 42 3600 5\r\nhello\r\n");
     }
 }
 

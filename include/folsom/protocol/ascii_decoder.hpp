@@ -36,6 +36,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -111,12 +112,29 @@ struct DecodeError {
     std::string message() const;
 };
 
+namespace detail {
+struct ValueHeader;  // a scanned VALUE header (decoder internals)
+}  // namespace detail
+
 class Decoder {
   public:
     explicit Decoder(const Limits& limits = {}) noexcept : limits_(limits) {}
 
     /// Decodes at most one reply from the front of `input`. See the Flow comment above.
-    ParseResult parse(std::string_view input, Reply& out) noexcept;
+    ///
+    /// Inline for one case only: "END\r\n", the whole reply to a miss and the last reply of
+    /// every retrieval, is then a few compares in the caller's loop instead of a call. All
+    /// else is decoded out of line.
+    ParseResult parse(std::string_view input, Reply& out) noexcept {
+        if (!(failed_ | have_header_) && input.size() >= 5 &&
+            std::memcmp(input.data(), "END\r\n", 5) == 0) {
+            out = Reply{};
+            out.kind = ReplyKind::end;
+            scanned_ = 0;
+            return {ParseState::complete, 5, 0};
+        }
+        return parse_reply(input, out);
+    }
 
     /// The error that stopped the decoder (meaningful after ParseState::error).
     const DecodeError& error() const noexcept { return error_; }
@@ -128,23 +146,32 @@ class Decoder {
     const Limits& limits() const noexcept { return limits_; }
 
   private:
+    ParseResult parse_reply(std::string_view input, Reply& out) noexcept;
+    // The paths off the fast ones are kept out of line so that the fast paths need no stack
+    // frame to speak of.
+    [[gnu::noinline]] ParseResult parse_value_slow(std::string_view input, Reply& out) noexcept;
+    [[gnu::noinline]] ParseResult parse_general(std::string_view input, Reply& out) noexcept;
     ParseResult parse_line(std::string_view input, std::size_t newline, Reply& out) noexcept;
     ParseResult parse_value_header(std::string_view input, std::size_t newline,
                                    Reply& out) noexcept;
+    ParseResult accept_value_header(std::string_view input, const detail::ValueHeader& h,
+                                    Reply& out) noexcept;
     ParseResult parse_data_block(std::string_view input, Reply& out) noexcept;
-    ParseResult fail(const char* reason, std::size_t offset, std::string_view bytes) noexcept;
+    [[gnu::cold]] ParseResult fail(const char* reason, std::size_t offset,
+                                   std::string_view bytes) noexcept;
 
     Limits limits_;
-    bool failed_ = false;
-    DecodeError error_;
     // Resumption state for the reply at the front of the input. Offsets, never pointers: the
     // caller may move its unconsumed bytes (compact or grow its buffer) between calls.
     std::size_t scanned_ = 0;      // bytes already searched for '\n' without finding it
+    bool failed_ = false;          // sticky until reset()
     bool have_header_ = false;     // a VALUE header was parsed; waiting for its data block
     std::size_t header_size_ = 0;  // VALUE header length including "\r\n"
-    Reply header_;                 // parsed VALUE header fields (key re-based on each call)
     std::size_t key_offset_ = 0;   // offset of the key within the header
     std::size_t value_size_ = 0;   // <bytes> of the parsed VALUE header
+    std::size_t key_hint_ = 0;     // key length of the last VALUE (a guess for the next one)
+    Reply header_;                 // parsed VALUE header fields (key re-based on each call)
+    DecodeError error_;
 };
 
 }  // namespace folsom::protocol::ascii
