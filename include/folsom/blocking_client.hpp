@@ -6,17 +6,18 @@
 // connections). Never call it from inside a completion handler of the same client.
 #pragma once
 
+#include "folsom/client.hpp"
+
+#include <asio/executor_work_guard.hpp>
 #include <asio/io_context.hpp>
 #include <asio/use_future.hpp>
-#include <asio/executor_work_guard.hpp>
-#include <thread>
 
-#include "folsom/client.hpp"
+#include <thread>
 
 namespace folsom {
 
 class BlockingClient {
-public:
+  public:
     explicit BlockingClient(const Options& options);
     /// Shuts the client down and joins the I/O thread.
     ~BlockingClient();
@@ -26,7 +27,9 @@ public:
     /// The asynchronous client underneath (same connections).
     Client& async() noexcept { return client_; }
 
-    std::optional<Value> get(std::string_view key) { return client_.get(key, asio::use_future).get(); }
+    std::optional<Value> get(std::string_view key) {
+        return client_.get(key, asio::use_future).get();
+    }
     std::optional<Value> gets(std::string_view key) {
         return client_.gets(key, asio::use_future).get();
     }
@@ -66,7 +69,7 @@ public:
         return client_.version(asio::use_future).get();
     }
 
-private:
+  private:
     asio::io_context io_;
     asio::executor_work_guard<asio::io_context::executor_type> work_;
     Client client_;

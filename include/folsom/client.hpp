@@ -30,9 +30,19 @@
 // other, so with a user-run io_context they run when it next runs.
 #pragma once
 
+#include "folsom/detail/async_op.hpp"
+#include "folsom/detail/client_core.hpp"
+#include "folsom/detail/collectors.hpp"
+#include "folsom/error.hpp"
+#include "folsom/options.hpp"
+#include "folsom/results.hpp"
+#include "folsom/status.hpp"
+#include "folsom/value.hpp"
+
 #include <asio/any_io_executor.hpp>
 #include <asio/async_result.hpp>
 #include <asio/io_context.hpp>
+
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -42,15 +52,6 @@
 #include <string_view>
 #include <system_error>
 #include <vector>
-
-#include "folsom/detail/async_op.hpp"
-#include "folsom/detail/client_core.hpp"
-#include "folsom/detail/collectors.hpp"
-#include "folsom/error.hpp"
-#include "folsom/options.hpp"
-#include "folsom/results.hpp"
-#include "folsom/status.hpp"
-#include "folsom/value.hpp"
 
 namespace folsom {
 
@@ -72,7 +73,7 @@ std::uint32_t to_exptime(Ttl ttl) noexcept;
 }  // namespace detail
 
 class Client {
-public:
+  public:
     using executor_type = asio::any_io_executor;
 
     /// Starts connecting to every server in `options` (in the background) and returns at once.
@@ -87,8 +88,7 @@ public:
     Client() = default;  ///< an empty handle; every request on it is undefined
     /// Wraps a core; when the last copy of this Client goes away, the core is shut down.
     explicit Client(std::shared_ptr<detail::ClientCore> core)
-        : core_(std::move(core)),
-          owner_(nullptr, [c = core_](void*) { c->shutdown(); }) {}
+        : core_(std::move(core)), owner_(nullptr, [c = core_](void*) { c->shutdown(); }) {}
 
     executor_type get_executor() const noexcept { return core_->executor(); }
 
@@ -257,13 +257,16 @@ public:
     /// Which server (index) owns `key`.
     std::size_t server_for(std::string_view key) const noexcept { return core_->server_for(key); }
 
-private:
+  private:
+    // Initiations capture the core, not `this`: with deferred tokens they may run after this
+    // handle is gone.
     template <class Collector, class Handler, class... Args>
-    detail::AsyncOp<Collector, std::decay_t<Handler>>* make_op(Handler&& h, std::uint32_t parts,
-                                                              Args&&... args) {
-        const bool acquired = core_->try_acquire();
+    static detail::AsyncOp<Collector, std::decay_t<Handler>>* make_op(
+        const std::shared_ptr<detail::ClientCore>& core, Handler&& h, std::uint32_t parts,
+        Args&&... args) {
+        const bool acquired = core->try_acquire();
         auto* op = detail::AsyncOp<Collector, std::decay_t<Handler>>::create(
-            std::forward<Handler>(h), core_, acquired, parts, std::forward<Args>(args)...);
+            std::forward<Handler>(h), core, acquired, parts, std::forward<Args>(args)...);
         if (!acquired) {
             // Fail every part at once; the initiator's reference then posts the result.
             for (std::uint32_t p = 0; p < parts; ++p)
@@ -276,29 +279,28 @@ private:
     template <class Collector, class Signature, class Token>
     auto single(const detail::Request& r, Token&& token) {
         return asio::async_initiate<Token, Signature>(
-            [this](auto handler, const detail::Request& req) {
-                auto* op = make_op<Collector>(std::move(handler), 1);
+            [core = core_](auto handler, const detail::Request& req) {
+                auto* op = make_op<Collector>(core, std::move(handler), 1);
                 if (!op) return;
-                core_->submit(core_->server_for(req.key), *op, 0, req);
+                core->submit(core->server_for(req.key), *op, 0, req);
                 op->initiated();
             },
             token, r);
     }
 
     template <class Token>
-    auto retrieve(detail::OpCode code, std::string_view key, std::uint32_t exptime,
-                  Token&& token) {
+    auto retrieve(detail::OpCode code, std::string_view key, std::uint32_t exptime, Token&& token) {
         detail::Request r;
         r.code = code;
         r.key = key;
         r.keys = std::span<const std::string_view>(&r.key, 1);
         r.exptime = exptime;
         return asio::async_initiate<Token, void(std::error_code, std::optional<Value>)>(
-            [this](auto handler, detail::Request req) {
+            [core = core_](auto handler, detail::Request req) {
                 req.keys = std::span<const std::string_view>(&req.key, 1);
-                auto* op = make_op<detail::GetCollector>(std::move(handler), 1);
+                auto* op = make_op<detail::GetCollector>(core, std::move(handler), 1);
                 if (!op) return;
-                core_->submit(core_->server_for(req.key), *op, 0, req);
+                core->submit(core->server_for(req.key), *op, 0, req);
                 op->initiated();
             },
             token, r);
@@ -308,15 +310,16 @@ private:
     auto retrieve_multi(detail::OpCode code, std::span<const std::string_view> keys,
                         std::uint32_t exptime, Token&& token) {
         return asio::async_initiate<Token, void(std::error_code, MultiGetResult)>(
-            [this, code, keys, exptime](auto handler) {
-                start_multi(code, keys, exptime, std::move(handler));
+            [core = core_, code, keys, exptime](auto handler) {
+                start_multi(core, code, keys, exptime, std::move(handler));
             },
             token);
     }
 
     template <class Handler>
-    void start_multi(detail::OpCode code, std::span<const std::string_view> keys,
-                     std::uint32_t exptime, Handler&& handler);
+    static void start_multi(const std::shared_ptr<detail::ClientCore>& core, detail::OpCode code,
+                            std::span<const std::string_view> keys, std::uint32_t exptime,
+                            Handler&& handler);
 
     template <class Token>
     auto arith(detail::OpCode code, std::string_view key, std::uint64_t delta, Token&& token) {
@@ -324,21 +327,25 @@ private:
         r.code = code;
         r.key = key;
         r.delta = delta;
-        return single<detail::CounterCollector, void(std::error_code, std::optional<std::uint64_t>)>(
+        return single<detail::CounterCollector,
+                      void(std::error_code, std::optional<std::uint64_t>)>(
             r, std::forward<Token>(token));
     }
 
     template <class T, class Token>
     auto all_nodes(const detail::Request& r, Token&& token) {
         return asio::async_initiate<Token, void(std::error_code, std::vector<NodeResult<T>>)>(
-            [this](auto handler, const detail::Request& req) {
-                const auto n = static_cast<std::uint32_t>(core_->server_count());
+            [core = core_](auto handler, const detail::Request& req) {
+                const auto n = static_cast<std::uint32_t>(core->server_count());
                 std::vector<std::string> names;
                 names.reserve(n);
-                for (std::uint32_t i = 0; i < n; ++i) names.push_back(core_->server_name(i));
-                auto* op = make_op<detail::NodeCollector<T>>(std::move(handler), n, std::move(names));
+                for (std::uint32_t i = 0; i < n; ++i)
+                    names.push_back(core->server_name(i));
+                auto* op = make_op<detail::NodeCollector<T>>(core, std::move(handler), n,
+                                                             std::move(names));
                 if (!op) return;
-                for (std::uint32_t i = 0; i < n; ++i) core_->submit(i, *op, i, req);
+                for (std::uint32_t i = 0; i < n; ++i)
+                    core->submit(i, *op, i, req);
                 op->initiated();
             },
             token, r);
@@ -356,12 +363,12 @@ auto Client::store(StoreMode mode, std::string_view key, Bytes value, Ttl ttl, S
     // The request keeps `value` alive until it completes, so a moved-in string is written
     // straight from its own memory.
     return asio::async_initiate<Token, void(std::error_code, Status)>(
-        [this, mode, key, ttl, opts](auto handler, Bytes v) {
+        [core = core_, mode, key, ttl, opts](auto handler, Bytes v) {
             struct StoreCollector : detail::StatusCollector {
                 explicit StoreCollector(Bytes&& b) : bytes(std::move(b)) {}
                 Bytes bytes;
             };
-            auto* op = make_op<StoreCollector>(std::move(handler), 1, std::move(v));
+            auto* op = make_op<StoreCollector>(core, std::move(handler), 1, std::move(v));
             if (!op) return;
             detail::Request r;
             r.code = static_cast<detail::OpCode>(static_cast<int>(detail::OpCode::set) +
@@ -372,18 +379,19 @@ auto Client::store(StoreMode mode, std::string_view key, Bytes value, Ttl ttl, S
             r.flags = opts.flags;
             r.cas = opts.cas;
             r.exptime = detail::to_exptime(ttl);
-            core_->submit(core_->server_for(key), *op, 0, r);
+            core->submit(core->server_for(key), *op, 0, r);
             op->initiated();
         },
         token, std::move(value));
 }
 
 template <class Handler>
-void Client::start_multi(detail::OpCode code, std::span<const std::string_view> keys,
-                         std::uint32_t exptime, Handler&& handler) {
+void Client::start_multi(const std::shared_ptr<detail::ClientCore>& core, detail::OpCode code,
+                         std::span<const std::string_view> keys, std::uint32_t exptime,
+                         Handler&& handler) {
     using Op = detail::AsyncOp<detail::MultiGetCollector, std::decay_t<Handler>>;
-    const bool acquired = core_->try_acquire();
-    Op* op = Op::create(std::forward<Handler>(handler), core_, acquired, 0, keys);
+    const bool acquired = core->try_acquire();
+    Op* op = Op::create(std::forward<Handler>(handler), core, acquired, 0, keys);
     auto& c = op->collector();
     if (!acquired) {
         c.plan(std::vector<std::uint32_t>(keys.size(), 0), ~std::size_t{0});
@@ -395,7 +403,7 @@ void Client::start_multi(detail::OpCode code, std::span<const std::string_view> 
     }
     std::vector<std::uint32_t> server_of(keys.size());
     for (std::size_t i = 0; i < keys.size(); ++i)
-        server_of[i] = static_cast<std::uint32_t>(core_->server_for(c.keys()[i]));
+        server_of[i] = static_cast<std::uint32_t>(core->server_for(c.keys()[i]));
     // gat/gats lines must stay under memcached's 2048-byte limit for non-get lines; get/gets
     // lines may be long, but bounded chunks let replies start sooner and cap server buffers.
     const bool touch = code == detail::OpCode::gat || code == detail::OpCode::gats;
@@ -407,7 +415,7 @@ void Client::start_multi(detail::OpCode code, std::span<const std::string_view> 
     for (std::uint32_t p = 0; p < parts; ++p) {
         r.keys = c.part_keys(p);
         r.key = r.keys.front();
-        core_->submit(c.part_server(p), *op, p, r);
+        core->submit(c.part_server(p), *op, p, r);
     }
     op->initiated();
 }
@@ -416,7 +424,7 @@ namespace detail {
 /// Zero-copy get: calls the user's callback from on_value, with the view.
 template <class Callback>
 class GetViewOp final : public Operation {
-public:
+  public:
     GetViewOp(Callback cb, std::shared_ptr<ClientCore> core)
         : cb_(std::move(cb)), core_(std::move(core)) {}
     void on_value(std::uint32_t, std::uint32_t, const ValueView& v) override {
@@ -446,7 +454,7 @@ public:
         alloc.deallocate(p, 1);
     }
 
-private:
+  private:
     void drop(bool from_initiator) {
         if (refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
         std::shared_ptr<ClientCore> core = std::move(core_);
@@ -475,7 +483,8 @@ void Client::get_view(std::string_view key, Callback&& callback) {
         });
         return;
     }
-    auto* op = detail::GetViewOp<std::decay_t<Callback>>::create(std::forward<Callback>(callback), core_);
+    auto* op =
+        detail::GetViewOp<std::decay_t<Callback>>::create(std::forward<Callback>(callback), core_);
     detail::Request r;
     r.code = detail::OpCode::get;
     r.key = key;

@@ -2,13 +2,13 @@
 // one (max_outstanding_requests = 1000, a 10 ms .. 60 s reconnect backoff, 3 s request timeout).
 #pragma once
 
+#include "folsom/cluster/continuum.hpp"
+
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include "folsom/cluster/continuum.hpp"
 
 namespace folsom {
 

@@ -1,6 +1,8 @@
 // Result types of the operations that return more than one thing.
 #pragma once
 
+#include "folsom/value.hpp"
+
 #include <map>
 #include <optional>
 #include <span>
@@ -9,8 +11,6 @@
 #include <system_error>
 #include <utility>
 #include <vector>
-
-#include "folsom/value.hpp"
 
 namespace folsom {
 

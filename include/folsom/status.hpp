@@ -9,13 +9,13 @@
 namespace folsom {
 
 enum class Status : std::uint8_t {
-    ok,               ///< OK (flush_all, verbosity), or a successful arithmetic/get reply
-    stored,           ///< STORED
-    not_stored,       ///< NOT_STORED: add on an existing key, replace/append/prepend on a missing one
-    exists,           ///< EXISTS: cas mismatch
-    not_found,        ///< NOT_FOUND
-    deleted,          ///< DELETED
-    touched,          ///< TOUCHED
+    ok,          ///< OK (flush_all, verbosity), or a successful arithmetic/get reply
+    stored,      ///< STORED
+    not_stored,  ///< NOT_STORED: add on an existing key, replace/append/prepend on a missing one
+    exists,      ///< EXISTS: cas mismatch
+    not_found,   ///< NOT_FOUND
+    deleted,     ///< DELETED
+    touched,     ///< TOUCHED
     value_too_large,  ///< SERVER_ERROR object too large for cache
     out_of_memory,    ///< SERVER_ERROR out of memory storing object
 };
@@ -23,15 +23,24 @@ enum class Status : std::uint8_t {
 /// The protocol's word for a status ("STORED", "NOT_FOUND", ...), as the command line prints.
 constexpr std::string_view to_string(Status s) noexcept {
     switch (s) {
-        case Status::ok: return "OK";
-        case Status::stored: return "STORED";
-        case Status::not_stored: return "NOT_STORED";
-        case Status::exists: return "EXISTS";
-        case Status::not_found: return "NOT_FOUND";
-        case Status::deleted: return "DELETED";
-        case Status::touched: return "TOUCHED";
-        case Status::value_too_large: return "VALUE_TOO_LARGE";
-        case Status::out_of_memory: return "OUT_OF_MEMORY";
+        case Status::ok:
+            return "OK";
+        case Status::stored:
+            return "STORED";
+        case Status::not_stored:
+            return "NOT_STORED";
+        case Status::exists:
+            return "EXISTS";
+        case Status::not_found:
+            return "NOT_FOUND";
+        case Status::deleted:
+            return "DELETED";
+        case Status::touched:
+            return "TOUCHED";
+        case Status::value_too_large:
+            return "VALUE_TOO_LARGE";
+        case Status::out_of_memory:
+            return "OUT_OF_MEMORY";
     }
     return "UNKNOWN";
 }

@@ -38,7 +38,7 @@ struct ValueView {
 ///   - std::string&& : moved in and kept by the request; large values are then written to the
 ///     socket by scatter-gather straight from it, never copied.
 class Bytes {
-public:
+  public:
     Bytes(std::string_view v) noexcept : view_(v) {}
     Bytes(const char* s) noexcept : view_(s) {}
     Bytes(const std::string& s) noexcept : view_(s) {}
@@ -58,7 +58,7 @@ public:
     /// True when the bytes live in this object (moved-in std::string).
     bool owned() const noexcept { return is_owned_; }
 
-private:
+  private:
     std::string owned_;
     std::string_view view_;
     bool is_owned_ = false;

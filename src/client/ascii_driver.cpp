@@ -10,21 +10,31 @@ namespace ascii = protocol::ascii;
 
 ascii::StoreCommand store_command(OpCode c) {
     switch (c) {
-        case OpCode::add: return ascii::StoreCommand::add;
-        case OpCode::replace: return ascii::StoreCommand::replace;
-        case OpCode::append: return ascii::StoreCommand::append;
-        case OpCode::prepend: return ascii::StoreCommand::prepend;
-        case OpCode::cas: return ascii::StoreCommand::cas;
-        default: return ascii::StoreCommand::set;
+        case OpCode::add:
+            return ascii::StoreCommand::add;
+        case OpCode::replace:
+            return ascii::StoreCommand::replace;
+        case OpCode::append:
+            return ascii::StoreCommand::append;
+        case OpCode::prepend:
+            return ascii::StoreCommand::prepend;
+        case OpCode::cas:
+            return ascii::StoreCommand::cas;
+        default:
+            return ascii::StoreCommand::set;
     }
 }
 
 ascii::RetrieveCommand retrieve_command(OpCode c) {
     switch (c) {
-        case OpCode::gets: return ascii::RetrieveCommand::gets;
-        case OpCode::gat: return ascii::RetrieveCommand::gat;
-        case OpCode::gats: return ascii::RetrieveCommand::gats;
-        default: return ascii::RetrieveCommand::get;
+        case OpCode::gets:
+            return ascii::RetrieveCommand::gets;
+        case OpCode::gat:
+            return ascii::RetrieveCommand::gat;
+        case OpCode::gats:
+            return ascii::RetrieveCommand::gats;
+        default:
+            return ascii::RetrieveCommand::get;
     }
 }
 
@@ -33,31 +43,52 @@ ascii::RetrieveCommand retrieve_command(OpCode c) {
 bool status_fits(OpCode c, ascii::ReplyKind k) {
     using K = ascii::ReplyKind;
     switch (c) {
-        case OpCode::set: case OpCode::add: case OpCode::replace: case OpCode::append:
-        case OpCode::prepend: case OpCode::cas:
+        case OpCode::set:
+        case OpCode::add:
+        case OpCode::replace:
+        case OpCode::append:
+        case OpCode::prepend:
+        case OpCode::cas:
             return k == K::stored || k == K::not_stored || k == K::exists || k == K::not_found ||
                    k == K::value_too_large || k == K::out_of_memory;
-        case OpCode::del: return k == K::deleted || k == K::not_found;
-        case OpCode::touch: return k == K::touched || k == K::not_found;
-        case OpCode::incr: case OpCode::decr: return k == K::number || k == K::not_found;
-        case OpCode::flush_all: case OpCode::verbosity: return k == K::ok;
-        case OpCode::version: return k == K::version;
-        default: return false;
+        case OpCode::del:
+            return k == K::deleted || k == K::not_found;
+        case OpCode::touch:
+            return k == K::touched || k == K::not_found;
+        case OpCode::incr:
+        case OpCode::decr:
+            return k == K::number || k == K::not_found;
+        case OpCode::flush_all:
+        case OpCode::verbosity:
+            return k == K::ok;
+        case OpCode::version:
+            return k == K::version;
+        default:
+            return false;
     }
 }
 
 Status to_status(ascii::ReplyKind k) {
     using K = ascii::ReplyKind;
     switch (k) {
-        case K::stored: return Status::stored;
-        case K::not_stored: return Status::not_stored;
-        case K::exists: return Status::exists;
-        case K::not_found: return Status::not_found;
-        case K::deleted: return Status::deleted;
-        case K::touched: return Status::touched;
-        case K::value_too_large: return Status::value_too_large;
-        case K::out_of_memory: return Status::out_of_memory;
-        default: return Status::ok;
+        case K::stored:
+            return Status::stored;
+        case K::not_stored:
+            return Status::not_stored;
+        case K::exists:
+            return Status::exists;
+        case K::not_found:
+            return Status::not_found;
+        case K::deleted:
+            return Status::deleted;
+        case K::touched:
+            return Status::touched;
+        case K::value_too_large:
+            return Status::value_too_large;
+        case K::out_of_memory:
+            return Status::out_of_memory;
+        default:
+            return Status::ok;
     }
 }
 
@@ -72,10 +103,17 @@ std::error_code AsciiDriver::encode(const Request& r, protocol::OutputBuffer& ou
                                     net::Command& cmd) {
     cmd.key_count = static_cast<std::uint32_t>(r.keys.size());
     switch (r.code) {
-        case OpCode::get: case OpCode::gets: case OpCode::gat: case OpCode::gats:
+        case OpCode::get:
+        case OpCode::gets:
+        case OpCode::gat:
+        case OpCode::gats:
             return ascii::encode_retrieve(out, retrieve_command(r.code), r.keys, r.exptime);
-        case OpCode::set: case OpCode::add: case OpCode::replace: case OpCode::append:
-        case OpCode::prepend: case OpCode::cas:
+        case OpCode::set:
+        case OpCode::add:
+        case OpCode::replace:
+        case OpCode::append:
+        case OpCode::prepend:
+        case OpCode::cas:
             return ascii::encode_store(out, store_command(r.code), r.key, r.value, r.flags,
                                        r.exptime, r.cas, false, limits_,
                                        r.value_is_stable ? scatter_threshold_ : ~std::size_t{0});
@@ -88,12 +126,18 @@ std::error_code AsciiDriver::encode(const Request& r, protocol::OutputBuffer& ou
             return ascii::encode_arith(
                 out, r.code == OpCode::incr ? ascii::ArithCommand::incr : ascii::ArithCommand::decr,
                 r.key, r.delta);
-        case OpCode::touch: return ascii::encode_touch(out, r.key, r.exptime);
-        case OpCode::flush_all: return ascii::encode_flush_all(out, r.delay);
-        case OpCode::stats: return ascii::encode_stats(out, r.group);
-        case OpCode::version: return ascii::encode_version(out);
-        case OpCode::verbosity: return ascii::encode_verbosity(out, r.level);
-        case OpCode::noop: return errc::unsupported;
+        case OpCode::touch:
+            return ascii::encode_touch(out, r.key, r.exptime);
+        case OpCode::flush_all:
+            return ascii::encode_flush_all(out, r.delay);
+        case OpCode::stats:
+            return ascii::encode_stats(out, r.group);
+        case OpCode::version:
+            return ascii::encode_version(out);
+        case OpCode::verbosity:
+            return ascii::encode_verbosity(out, r.level);
+        case OpCode::noop:
+            return errc::unsupported;
     }
     return errc::unsupported;
 }

@@ -4,9 +4,11 @@ namespace folsom::detail {
 
 MultiGetCollector::MultiGetCollector(std::span<const std::string_view> keys) {
     std::size_t total = 0;
-    for (auto k : keys) total += k.size();
+    for (auto k : keys)
+        total += k.size();
     arena_.reserve(total);
-    for (auto k : keys) arena_.append(k);
+    for (auto k : keys)
+        arena_.append(k);
     keys_.reserve(keys.size());
     std::size_t off = 0;
     for (auto k : keys) {
@@ -21,17 +23,22 @@ std::uint32_t MultiGetCollector::plan(std::span<const std::uint32_t> server_of,
     const auto n = static_cast<std::uint32_t>(keys_.size());
     // Counting sort of key indices by server keeps each server's keys in caller order.
     std::uint32_t servers = 0;
-    for (auto s : server_of) servers = std::max(servers, s + 1);
+    for (auto s : server_of)
+        servers = std::max(servers, s + 1);
     std::vector<std::uint32_t> start(servers + 1, 0);
-    for (auto s : server_of) ++start[s + 1];
-    for (std::uint32_t s = 0; s < servers; ++s) start[s + 1] += start[s];
+    for (auto s : server_of)
+        ++start[s + 1];
+    for (std::uint32_t s = 0; s < servers; ++s)
+        start[s + 1] += start[s];
     part_index_.resize(n);
     {
         std::vector<std::uint32_t> fill(start.begin(), start.end() - 1);
-        for (std::uint32_t i = 0; i < n; ++i) part_index_[fill[server_of[i]]++] = i;
+        for (std::uint32_t i = 0; i < n; ++i)
+            part_index_[fill[server_of[i]]++] = i;
     }
     part_keys_.resize(n);
-    for (std::uint32_t j = 0; j < n; ++j) part_keys_[j] = keys_[part_index_[j]];
+    for (std::uint32_t j = 0; j < n; ++j)
+        part_keys_[j] = keys_[part_index_[j]];
 
     // Cut each server's run into parts of at most max_part_bytes of keys.
     for (std::uint32_t s = 0; s < servers; ++s) {

@@ -10,16 +10,17 @@
 // be disjoint (an opaque counter belongs to the encoder side).
 #pragma once
 
+#include "folsom/detail/operation.hpp"
+#include "folsom/options.hpp"
+#include "folsom/protocol/output_buffer.hpp"
+
+#include "net/command_queue.hpp"
+
 #include <cstddef>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <system_error>
-
-#include "folsom/detail/operation.hpp"
-#include "folsom/options.hpp"
-#include "folsom/protocol/output_buffer.hpp"
-#include "net/command_queue.hpp"
 
 namespace folsom::detail {
 
@@ -31,7 +32,7 @@ struct DecodeStep {
 };
 
 class ProtocolDriver {
-public:
+  public:
     virtual ~ProtocolDriver() = default;
 
     /// Appends `r` as one command to `out` and fills in `cmd` (opaque, key count), or appends

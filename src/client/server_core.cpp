@@ -1,19 +1,20 @@
 // The ClientCore that talks to real servers: one ServerPool (N pipelined connections) per
 // server, keys routed by the consistent-hash ring (cluster/continuum.hpp).
-#include <system_error>
-
-#include "client/protocol_driver.hpp"
 #include "folsom/client.hpp"
 #include "folsom/cluster/continuum.hpp"
-#include "folsom/server_address.hpp"
 #include "folsom/detail/client_core.hpp"
+#include "folsom/server_address.hpp"
+
+#include "client/protocol_driver.hpp"
 #include "net/connection.hpp"
+
+#include <system_error>
 
 namespace folsom::detail {
 namespace {
 
 class ServerCore final : public ClientCore {
-public:
+  public:
     ServerCore(asio::any_io_executor ex, const Options& options)
         : ClientCore(options.max_outstanding_requests), ex_(std::move(ex)), options_(options) {
         if (options_.servers.empty()) throw std::system_error(errc::invalid_argument);
@@ -36,7 +37,8 @@ public:
             pools_.push_back(std::move(pool));
         }
         for (auto& p : pools_)
-            for (auto& c : p->connections) c->start();
+            for (auto& c : p->connections)
+                c->start();
     }
 
     ~ServerCore() override { shutdown(); }
@@ -61,10 +63,11 @@ public:
 
     void shutdown() override {
         for (auto& p : pools_)
-            for (auto& c : p->connections) c->close();
+            for (auto& c : p->connections)
+                c->close();
     }
 
-private:
+  private:
     struct Pool {
         std::string name;
         std::vector<std::shared_ptr<net::Connection>> connections;

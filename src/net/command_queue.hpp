@@ -2,12 +2,12 @@
 // in order. A ring buffer that only grows, so steady-state pipelining allocates nothing.
 #pragma once
 
+#include "folsom/detail/operation.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <utility>
 #include <vector>
-
-#include "folsom/detail/operation.hpp"
 
 namespace folsom::net {
 
@@ -16,12 +16,12 @@ struct Command {
     detail::Operation* op = nullptr;
     std::uint32_t part = 0;
     detail::OpCode code = detail::OpCode::get;
-    std::uint32_t opaque = 0;   ///< binary/meta: matches replies; ascii: unused
+    std::uint32_t opaque = 0;     ///< binary/meta: matches replies; ascii: unused
     std::uint32_t key_count = 0;  ///< retrievals: keys in this command
 };
 
 class CommandQueue {
-public:
+  public:
     bool empty() const noexcept { return size_ == 0; }
     std::size_t size() const noexcept { return size_; }
     Command& front() noexcept { return slots_[head_]; }
@@ -38,13 +38,15 @@ public:
     }
     /// Moves every command of `other` to the back of this queue, leaving `other` empty.
     void splice_back(CommandQueue& other) {
-        while (!other.empty()) push_back(other.pop_front());
+        while (!other.empty())
+            push_back(other.pop_front());
     }
 
-private:
+  private:
     void grow() {
         std::vector<Command> bigger(slots_.empty() ? 64 : slots_.size() * 2);
-        for (std::size_t i = 0; i < size_; ++i) bigger[i] = slots_[(head_ + i) & (slots_.size() - 1)];
+        for (std::size_t i = 0; i < size_; ++i)
+            bigger[i] = slots_[(head_ + i) & (slots_.size() - 1)];
         slots_ = std::move(bigger);
         head_ = 0;
     }

@@ -1,11 +1,11 @@
 #include "net/connection.hpp"
 
+#include "folsom/error.hpp"
+
 #include <asio/bind_executor.hpp>
 #include <asio/connect.hpp>
 #include <asio/post.hpp>
 #include <asio/write.hpp>
-
-#include "folsom/error.hpp"
 
 namespace folsom::net {
 namespace {
@@ -47,8 +47,7 @@ void Connection::set_state(ConnectionState s) {
 
 // ---- submission (any thread) -------------------------------------------------------------
 
-void Connection::submit(detail::Operation& op, std::uint32_t part,
-                        const detail::Request& request) {
+void Connection::submit(detail::Operation& op, std::uint32_t part, const detail::Request& request) {
     std::error_code ec;
     bool post_flush = false;
     {
@@ -124,12 +123,12 @@ void Connection::do_connect() {
                               });
         return;
     }
-    resolver_.async_resolve(host_, std::to_string(port_),
-                            [self = shared_from_this(), gen](
-                                const std::error_code& ec,
-                                asio::ip::tcp::resolver::results_type results) {
-                                self->on_resolved(gen, ec, std::move(results));
-                            });
+    resolver_.async_resolve(
+        host_, std::to_string(port_),
+        [self = shared_from_this(), gen](const std::error_code& ec,
+                                         asio::ip::tcp::resolver::results_type results) {
+            self->on_resolved(gen, ec, std::move(results));
+        });
 }
 
 void Connection::on_resolved(std::uint64_t gen, const std::error_code& ec,
@@ -211,15 +210,12 @@ void Connection::flush() {
         inflight_.splice_back(pending_);
     }
     iov_.clear();
-    writing_out_.for_each_segment([this](protocol::OutputBuffer::Segment s) {
-        iov_.emplace_back(s.data, s.size);
-    });
+    writing_out_.for_each_segment(
+        [this](protocol::OutputBuffer::Segment s) { iov_.emplace_back(s.data, s.size); });
     writing_ = true;
     asio::async_write(socket_, iov_,
-                      [self = shared_from_this(), gen = generation_](const std::error_code& ec,
-                                                                    std::size_t) {
-                          self->on_written(gen, ec);
-                      });
+                      [self = shared_from_this(), gen = generation_](
+                          const std::error_code& ec, std::size_t) { self->on_written(gen, ec); });
 }
 
 void Connection::on_written(std::uint64_t gen, const std::error_code& ec) {
@@ -243,11 +239,11 @@ void Connection::on_written(std::uint64_t gen, const std::error_code& ec) {
 void Connection::start_read() {
     // One read is always pending while connected (it also notices the server closing).
     auto space = rbuf_.prepare(std::max(read_need_, min_read_size));
-    socket_.async_read_some(asio::buffer(space.data(), space.size()),
-                            [self = shared_from_this(), gen = generation_](
-                                const std::error_code& ec, std::size_t n) {
-                                self->on_read(gen, ec, n);
-                            });
+    socket_.async_read_some(
+        asio::buffer(space.data(), space.size()),
+        [self = shared_from_this(), gen = generation_](const std::error_code& ec, std::size_t n) {
+            self->on_read(gen, ec, n);
+        });
 }
 
 void Connection::on_read(std::uint64_t gen, const std::error_code& ec, std::size_t n) {
@@ -296,10 +292,11 @@ void Connection::arm_health_timer() {
     if (options_.request_timeout.count() <= 0) return;
     const auto period = std::max(options_.request_timeout / 4, std::chrono::milliseconds(1));
     health_timer_.expires_after(period);
-    health_timer_.async_wait([self = shared_from_this(), gen = generation_](const std::error_code& ec) {
+    health_timer_.async_wait([self = shared_from_this(),
+                              gen = generation_](const std::error_code& ec) {
         if (ec || gen != self->generation_ || self->state() != ConnectionState::connected) return;
-        if (!self->inflight_.empty() &&
-            std::chrono::steady_clock::now() - self->last_progress_ >= self->options_.request_timeout) {
+        if (!self->inflight_.empty() && std::chrono::steady_clock::now() - self->last_progress_ >=
+                                            self->options_.request_timeout) {
             self->fail(errc::timeout, "no reply within the request timeout");
             return;
         }
@@ -356,7 +353,8 @@ void Connection::fail_queue(CommandQueue& q, std::error_code ec) {
 void Connection::unpin_all(std::vector<detail::Operation*>& pins) {
     auto local = std::move(pins);
     pins.clear();
-    for (auto* op : local) op->unpin();
+    for (auto* op : local)
+        op->unpin();
 }
 
 }  // namespace folsom::net

@@ -19,9 +19,17 @@
 //   * close() fails everything with errc::closed and stops reconnecting.
 #pragma once
 
+#include "folsom/options.hpp"
+#include "folsom/protocol/output_buffer.hpp"
+
+#include "client/protocol_driver.hpp"
+#include "net/command_queue.hpp"
+#include "net/read_buffer.hpp"
+
 #include <asio/ip/tcp.hpp>
 #include <asio/steady_timer.hpp>
 #include <asio/strand.hpp>
+
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -30,18 +38,12 @@
 #include <string>
 #include <vector>
 
-#include "client/protocol_driver.hpp"
-#include "folsom/options.hpp"
-#include "folsom/protocol/output_buffer.hpp"
-#include "net/command_queue.hpp"
-#include "net/read_buffer.hpp"
-
 namespace folsom::net {
 
 enum class ConnectionState : std::uint8_t { connecting, connected, backoff, closed };
 
 class Connection : public std::enable_shared_from_this<Connection> {
-public:
+  public:
     /// Called on the connection's strand whenever the state changes.
     using StateListener = std::function<void(ConnectionState)>;
 
@@ -62,7 +64,7 @@ public:
     const std::string& name() const noexcept { return name_; }
     void set_state_listener(StateListener l) { listener_ = std::move(l); }
 
-private:
+  private:
     void do_connect();
     void on_resolved(std::uint64_t gen, const std::error_code& ec,
                      asio::ip::tcp::resolver::results_type results);

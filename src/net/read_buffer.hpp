@@ -20,7 +20,7 @@
 namespace folsom::net {
 
 class ReadBuffer {
-public:
+  public:
     explicit ReadBuffer(std::size_t initial = 64 * 1024) : storage_(initial) {}
 
     std::string_view data() const noexcept { return {storage_.data() + begin_, end_ - begin_}; }
@@ -55,7 +55,7 @@ public:
         }
     }
 
-private:
+  private:
     std::vector<char> storage_;
     std::size_t begin_ = 0;
     std::size_t end_ = 0;

@@ -1,8 +1,8 @@
 #include "folsom/blocking_client.hpp"
 
-#include <gtest/gtest.h>
-
 #include "support/memcached_server.hpp"
+
+#include <gtest/gtest.h>
 
 namespace {
 

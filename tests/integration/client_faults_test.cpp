@@ -1,20 +1,21 @@
 // The client's promises under faults, against real memcached processes: exactly-once
 // completion, backpressure, timeouts, shutdown, fail-fast and reconnect.
-#include <gtest/gtest.h>
+#include "folsom/blocking_client.hpp"
+#include "folsom/client.hpp"
+
+#include "support/memcached_server.hpp"
+#include "support/protocols.hpp"
 
 #include <asio/io_context.hpp>
 #include <asio/use_future.hpp>
+#include <gtest/gtest.h>
+
 #include <atomic>
 #include <chrono>
 #include <future>
 #include <memory>
 #include <thread>
 #include <vector>
-
-#include "folsom/blocking_client.hpp"
-#include "folsom/client.hpp"
-#include "support/memcached_server.hpp"
-#include "support/protocols.hpp"
 
 namespace {
 
@@ -24,22 +25,24 @@ using folsom::Status;
 
 /// Counts completions per request id: each must be exactly 1.
 class CompletionLedger {
-public:
+  public:
     explicit CompletionLedger(std::size_t n) : counts_(n) {}
     void complete(std::size_t id) { counts_[id].fetch_add(1, std::memory_order_relaxed); }
     std::size_t never() const {
         std::size_t k = 0;
-        for (auto& c : counts_) k += c.load() == 0;
+        for (auto& c : counts_)
+            k += c.load() == 0;
         return k;
     }
     std::size_t twice() const {
         std::size_t k = 0;
-        for (auto& c : counts_) k += c.load() > 1;
+        for (auto& c : counts_)
+            k += c.load() > 1;
         return k;
     }
     bool all_done() const { return never() == 0; }
 
-private:
+  private:
     std::vector<std::atomic<int>> counts_;
 };
 
@@ -53,7 +56,7 @@ bool wait_for(const std::function<bool()>& pred, std::chrono::milliseconds limit
 }
 
 class ClientFaults : public ::testing::TestWithParam<folsom::Protocol> {
-protected:
+  protected:
     folsom::Options options(const folsom::test::MemcachedServer& s) const {
         folsom::Options o;
         o.servers = {s.address()};
@@ -86,12 +89,23 @@ TEST_P(ClientFaults, EveryRequestCompletesExactlyOnceWhileTheServerRestarts) {
                     ledger.complete(id);
                 };
                 switch (id % 4) {
-                    case 0: client.set(key, "v", 0s, [done](std::error_code ec, Status) { done(ec); }); break;
-                    case 1: client.get(key, [done](std::error_code ec, std::optional<folsom::Value>) { done(ec); }); break;
-                    case 2: client.incr(key, 1, [done](std::error_code ec, std::optional<std::uint64_t>) { done(ec); }); break;
+                    case 0:
+                        client.set(key, "v", 0s, [done](std::error_code ec, Status) { done(ec); });
+                        break;
+                    case 1:
+                        client.get(key, [done](std::error_code ec, std::optional<folsom::Value>) {
+                            done(ec);
+                        });
+                        break;
+                    case 2:
+                        client.incr(
+                            key, 1,
+                            [done](std::error_code ec, std::optional<std::uint64_t>) { done(ec); });
+                        break;
                     default: {
                         std::string_view keys[] = {key, "other", "third"};
-                        client.get_multi(keys, [done](std::error_code ec, folsom::MultiGetResult) { done(ec); });
+                        client.get_multi(
+                            keys, [done](std::error_code ec, folsom::MultiGetResult) { done(ec); });
                     }
                 }
                 if (i % 50 == 0) std::this_thread::sleep_for(1ms);  // keep the load steady, bounded
@@ -105,8 +119,10 @@ TEST_P(ClientFaults, EveryRequestCompletesExactlyOnceWhileTheServerRestarts) {
         std::this_thread::sleep_for(40ms);
         server.restart();
     }
-    for (auto& w : workers) w.join();
-    ASSERT_TRUE(wait_for([&] { return ledger.all_done(); }, 10s)) << ledger.never() << " never completed";
+    for (auto& w : workers)
+        w.join();
+    ASSERT_TRUE(wait_for([&] { return ledger.all_done(); }, 10s))
+        << ledger.never() << " never completed";
     EXPECT_EQ(ledger.twice(), 0u);
     EXPECT_EQ(ok + failed, threads * per_thread);
     EXPECT_GT(failed.load(), 0u);  // the kills did hit requests
@@ -132,7 +148,8 @@ TEST_P(ClientFaults, OverloadFailsFastAndTheCountComesBackDown) {
     ASSERT_EQ(c.set("warm", "up"), Status::stored);
     server.freeze();  // nothing will be answered
     std::vector<std::future<std::optional<folsom::Value>>> futures;
-    for (int i = 0; i < 50; ++i) futures.push_back(c.async().get("k", asio::use_future));
+    for (int i = 0; i < 50; ++i)
+        futures.push_back(c.async().get("k", asio::use_future));
     int overloaded = 0, timed_out = 0;
     for (auto& f : futures) {
         try {

@@ -1,29 +1,32 @@
 // Every client operation and outcome against a real memcached, over every protocol.
-#include <gtest/gtest.h>
+#include "folsom/blocking_client.hpp"
+#include "folsom/client.hpp"
+
+#include "support/memcached_server.hpp"
+#include "support/protocols.hpp"
 
 #include <asio/co_spawn.hpp>
 #include <asio/detached.hpp>
 #include <asio/io_context.hpp>
 #include <asio/use_awaitable.hpp>
 #include <asio/use_future.hpp>
+#include <gtest/gtest.h>
+
 #include <atomic>
 #include <thread>
-
-#include "folsom/blocking_client.hpp"
-#include "folsom/client.hpp"
-#include "support/memcached_server.hpp"
-#include "support/protocols.hpp"
 
 namespace {
 
 using namespace std::chrono_literals;
-using folsom::Status;
 using folsom::errc;
+using folsom::Status;
 
-std::error_code code_of(const std::system_error& e) { return e.code(); }
+std::error_code code_of(const std::system_error& e) {
+    return e.code();
+}
 
 class ClientOps : public ::testing::TestWithParam<folsom::Protocol> {
-protected:
+  protected:
     // -I 2m: items up to 2 MiB, so the 1 MiB value test fits with the item header.
     ClientOps() : server_({"-I", "2m"}) {}
 
@@ -138,12 +141,16 @@ TEST_P(ClientOps, MultiGetOfManySizesKeepsKeyOrder) {
     folsom::BlockingClient c(o);
     for (std::size_t n : {1u, 16u, 100u, 10000u}) {
         std::vector<std::string> keys;
-        for (std::size_t i = 0; i < n; ++i) keys.push_back("m" + std::to_string(n) + ":" + std::to_string(i));
+        for (std::size_t i = 0; i < n; ++i)
+            keys.push_back("m" + std::to_string(n) + ":" + std::to_string(i));
         // Every third key is a miss.
         std::vector<std::future<Status>> sets;
         for (std::size_t i = 0; i < n; ++i)
-            if (i % 3 != 1) sets.push_back(c.async().set(keys[i], "v" + std::to_string(i), 0s, asio::use_future));
-        for (auto& f : sets) ASSERT_EQ(f.get(), Status::stored);
+            if (i % 3 != 1)
+                sets.push_back(
+                    c.async().set(keys[i], "v" + std::to_string(i), 0s, asio::use_future));
+        for (auto& f : sets)
+            ASSERT_EQ(f.get(), Status::stored);
         std::vector<std::string_view> views(keys.begin(), keys.end());
         auto r = c.get_multi(views);
         ASSERT_EQ(r.values.size(), n);
@@ -179,11 +186,11 @@ TEST_P(ClientOps, MultiGetWithDuplicateKeysAndCas) {
 TEST_P(ClientOps, ValueSizesAndBinarySafety) {
     folsom::BlockingClient c(options());
     std::string all_bytes;
-    for (int b = 0; b < 256; ++b) all_bytes.push_back(static_cast<char>(b));
+    for (int b = 0; b < 256; ++b)
+        all_bytes.push_back(static_cast<char>(b));
     all_bytes += "\r\nEND\r\nVALUE x 0 1\r\n";  // framing look-alikes inside the value
-    const std::string sizes[] = {std::string(), std::string(1, 'x'),
-                                 std::string(100 * 1024, 'y'), std::string(1024 * 1024, 'z'),
-                                 all_bytes};
+    const std::string sizes[] = {std::string(), std::string(1, 'x'), std::string(100 * 1024, 'y'),
+                                 std::string(1024 * 1024, 'z'), all_bytes};
     int i = 0;
     for (const auto& value : sizes) {
         const std::string key = "size" + std::to_string(i++);
@@ -202,9 +209,9 @@ TEST_P(ClientOps, BadInputIsRefusedBeforeSendingAndTheConnectionStaysHealthy) {
     folsom::BlockingClient c(options());
     ASSERT_EQ(c.set("ok", "1"), Status::stored);
     const auto before = folsom::test::raw_request(server_.port(), "stats\r\n", "END\r\n");
-    const std::string bad_keys[] = {"", std::string(251, 'k'), "has space", "cr\rlf",
-                                    "new\nline", std::string("nul\0byte", 8), "tab\tkey",
-                                    "inject\r\nflush_all"};
+    const std::string bad_keys[] = {"",         std::string(251, 'k'), "has space",
+                                    "cr\rlf",   "new\nline",           std::string("nul\0byte", 8),
+                                    "tab\tkey", "inject\r\nflush_all"};
     for (const auto& k : bad_keys) {
         try {
             c.set(k, "v");
@@ -226,8 +233,10 @@ TEST_P(ClientOps, BadInputIsRefusedBeforeSendingAndTheConnectionStaysHealthy) {
         EXPECT_EQ(code_of(e), errc::value_too_large);
     }
     const auto after = folsom::test::raw_request(server_.port(), "stats\r\n", "END\r\n");
-    EXPECT_EQ(folsom::test::stat_value(before, "cmd_set"), folsom::test::stat_value(after, "cmd_set"));
-    EXPECT_EQ(folsom::test::stat_value(before, "cmd_get"), folsom::test::stat_value(after, "cmd_get"));
+    EXPECT_EQ(folsom::test::stat_value(before, "cmd_set"),
+              folsom::test::stat_value(after, "cmd_set"));
+    EXPECT_EQ(folsom::test::stat_value(before, "cmd_get"),
+              folsom::test::stat_value(after, "cmd_get"));
     EXPECT_EQ(c.get("ok")->data, "1");
     EXPECT_EQ(c.async().outstanding(), 0u);
 }
@@ -298,9 +307,8 @@ TEST_P(ClientOps, ZeroCopyViewGet) {
     });
     EXPECT_TRUE(miss.get_future().get());
     std::promise<std::error_code> bad;
-    c.async().get_view("bad key", [&](std::error_code ec, const folsom::ValueView*) {
-        bad.set_value(ec);
-    });
+    c.async().get_view("bad key",
+                       [&](std::error_code ec, const folsom::ValueView*) { bad.set_value(ec); });
     EXPECT_EQ(bad.get_future().get(), errc::invalid_key);
 }
 

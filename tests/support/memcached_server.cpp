@@ -1,18 +1,17 @@
 #include "support/memcached_server.hpp"
 
 #include <arpa/inet.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdexcept>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <thread>
+#include <unistd.h>
 
 namespace folsom::test {
 namespace {
@@ -85,18 +84,22 @@ MemcachedServer::~MemcachedServer() {
     kill();
 }
 
-std::string MemcachedServer::address() const { return "127.0.0.1:" + std::to_string(port_); }
+std::string MemcachedServer::address() const {
+    return "127.0.0.1:" + std::to_string(port_);
+}
 
 void MemcachedServer::spawn() {
     std::vector<std::string> args = {"memcached", "-l", "127.0.0.1", "-p", std::to_string(port_),
-                                     "-U", "0", "-t", "2", "-m", "64"};
+                                     "-U",        "0",  "-t",        "2",  "-m",
+                                     "64"};
     if (::geteuid() == 0) {  // memcached refuses to run as root without -u
         args.push_back("-u");
         args.push_back("root");
     }
     args.insert(args.end(), extra_args_.begin(), extra_args_.end());
     std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
+    for (auto& a : args)
+        argv.push_back(a.data());
     argv.push_back(nullptr);
 
     pid_t pid = ::fork();

@@ -2,10 +2,9 @@
 // PID. Never a mock where a real server can run.
 #pragma once
 
-#include <sys/types.h>
-
 #include <cstdint>
 #include <string>
+#include <sys/types.h>
 #include <vector>
 
 namespace folsom::test {
@@ -17,7 +16,7 @@ std::uint16_t free_loopback_port();
 bool wait_until_listening(std::uint16_t port, int timeout_ms = 5000);
 
 class MemcachedServer {
-public:
+  public:
     /// Starts `memcached -l 127.0.0.1 -p <free port> -U 0 <extra_args>` and waits until it
     /// accepts connections. Throws std::runtime_error when memcached cannot be started.
     explicit MemcachedServer(std::vector<std::string> extra_args = {});
@@ -41,7 +40,7 @@ public:
     void freeze();
     void thaw();
 
-private:
+  private:
     void spawn();
 
     std::uint16_t port_ = 0;

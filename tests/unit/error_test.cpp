@@ -1,8 +1,8 @@
 #include "folsom/error.hpp"
 
-#include <gtest/gtest.h>
-
 #include "folsom/status.hpp"
+
+#include <gtest/gtest.h>
 
 namespace {
 

@@ -13,18 +13,19 @@
 // runs, so the next request can reuse it.
 #pragma once
 
+#include "folsom/detail/client_core.hpp"
+#include "folsom/detail/operation.hpp"
+
 #include <asio/associated_allocator.hpp>
 #include <asio/associated_executor.hpp>
 #include <asio/dispatch.hpp>
 #include <asio/post.hpp>
 #include <asio/recycling_allocator.hpp>
+
 #include <atomic>
 #include <memory>
 #include <tuple>
 #include <utility>
-
-#include "folsom/detail/client_core.hpp"
-#include "folsom/detail/operation.hpp"
 
 namespace folsom::detail {
 
@@ -32,9 +33,10 @@ template <class Collector, class Handler>
 class AsyncOp final : public Operation {
     using base_allocator =
         typename asio::associated_allocator<Handler, asio::recycling_allocator<void>>::type;
-    using allocator = typename std::allocator_traits<base_allocator>::template rebind_alloc<AsyncOp>;
+    using allocator =
+        typename std::allocator_traits<base_allocator>::template rebind_alloc<AsyncOp>;
 
-public:
+  public:
     /// Creates the op holding `parts` part references plus the initiator's. `acquired` says
     /// whether an outstanding-request slot was taken (and must be released on completion).
     template <class H, class... Args>
@@ -73,7 +75,7 @@ public:
     void pin() noexcept override { refs_.fetch_add(1, std::memory_order_relaxed); }
     void unpin() override { drop(false); }
 
-private:
+  private:
     template <class H, class... Args>
     AsyncOp(H&& handler, std::shared_ptr<ClientCore> core, bool acquired, std::uint32_t parts,
             Args&&... collector_args)

@@ -5,20 +5,21 @@
 // behind the same Client API.
 #pragma once
 
+#include "folsom/detail/operation.hpp"
+#include "folsom/options.hpp"
+
 #include <asio/any_io_executor.hpp>
+
 #include <atomic>
 #include <cstddef>
 #include <memory>
 #include <string>
 #include <string_view>
 
-#include "folsom/detail/operation.hpp"
-#include "folsom/options.hpp"
-
 namespace folsom::detail {
 
 class ClientCore {
-public:
+  public:
     explicit ClientCore(std::size_t max_outstanding) noexcept : max_outstanding_(max_outstanding) {}
     virtual ~ClientCore() = default;
     ClientCore(const ClientCore&) = delete;
@@ -54,9 +55,11 @@ public:
     }
     void release() noexcept { outstanding_.fetch_sub(1, std::memory_order_relaxed); }
     /// Requests accepted and not yet completed.
-    std::size_t outstanding() const noexcept { return outstanding_.load(std::memory_order_relaxed); }
+    std::size_t outstanding() const noexcept {
+        return outstanding_.load(std::memory_order_relaxed);
+    }
 
-private:
+  private:
     const std::size_t max_outstanding_;
     std::atomic<std::size_t> outstanding_{0};
 };

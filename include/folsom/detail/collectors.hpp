@@ -8,6 +8,11 @@
 // concurrently, so a collector only ever writes per-part (or per-key) state from part events.
 #pragma once
 
+#include "folsom/detail/operation.hpp"
+#include "folsom/results.hpp"
+#include "folsom/status.hpp"
+#include "folsom/value.hpp"
+
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -17,16 +22,11 @@
 #include <tuple>
 #include <vector>
 
-#include "folsom/detail/operation.hpp"
-#include "folsom/results.hpp"
-#include "folsom/status.hpp"
-#include "folsom/value.hpp"
-
 namespace folsom::detail {
 
 /// get / gets / gat / gats of one key: void(error_code, std::optional<Value>).
 class GetCollector {
-public:
+  public:
     void on_value(std::uint32_t, std::uint32_t, const ValueView& v) {
         if (!value_) value_ = v.to_value();
     }
@@ -37,14 +37,14 @@ public:
         return {ec_, std::move(value_)};
     }
 
-private:
+  private:
     std::error_code ec_;
     std::optional<Value> value_;
 };
 
 /// Stores, delete, touch, flush on one server: void(error_code, Status).
 class StatusCollector {
-public:
+  public:
     void on_value(std::uint32_t, std::uint32_t, const ValueView&) {}
     void on_stat(std::uint32_t, std::string_view, std::string_view) {}
     void on_complete(std::uint32_t, const Completion& c) {
@@ -53,14 +53,14 @@ public:
     }
     std::tuple<std::error_code, Status> result() { return {ec_, status_}; }
 
-private:
+  private:
     std::error_code ec_;
     Status status_ = Status::ok;
 };
 
 /// incr / decr: void(error_code, std::optional<std::uint64_t>); empty when the key is missing.
 class CounterCollector {
-public:
+  public:
     void on_value(std::uint32_t, std::uint32_t, const ValueView&) {}
     void on_stat(std::uint32_t, std::string_view, std::string_view) {}
     void on_complete(std::uint32_t, const Completion& c) {
@@ -69,7 +69,7 @@ public:
     }
     std::tuple<std::error_code, std::optional<std::uint64_t>> result() { return {ec_, value_}; }
 
-private:
+  private:
     std::error_code ec_;
     std::optional<std::uint64_t> value_;
 };
@@ -77,7 +77,7 @@ private:
 /// Multi-get: void(error_code, MultiGetResult). Keys are grouped into parts (one or more per
 /// server); replies are matched back to the caller's key order.
 class MultiGetCollector {
-public:
+  public:
     /// Copies `keys` (ASCII replies name keys, so they must outlive the call) into one block.
     explicit MultiGetCollector(std::span<const std::string_view> keys);
 
@@ -85,7 +85,9 @@ public:
     /// `max_part_bytes` of key bytes. Returns the number of parts.
     std::uint32_t plan(std::span<const std::uint32_t> server_of, std::size_t max_part_bytes);
 
-    std::uint32_t part_count() const noexcept { return static_cast<std::uint32_t>(part_server_.size()); }
+    std::uint32_t part_count() const noexcept {
+        return static_cast<std::uint32_t>(part_server_.size());
+    }
     std::uint32_t part_server(std::uint32_t part) const noexcept { return part_server_[part]; }
     /// The keys of a part, in the order they are sent.
     std::span<const std::string_view> part_keys(std::uint32_t part) const noexcept {
@@ -98,14 +100,14 @@ public:
     void on_complete(std::uint32_t part, const Completion& c) { part_error_[part] = c.ec; }
     std::tuple<std::error_code, MultiGetResult> result();
 
-private:
-    std::string arena_;                       // all keys, back to back
-    std::vector<std::string_view> keys_;      // caller's order, views into arena_
-    std::vector<std::string_view> part_keys_; // grouped by part
-    std::vector<std::uint32_t> part_index_;   // part_keys_[j] is keys_[part_index_[j]]
-    std::vector<std::uint32_t> part_begin_;   // part p is [part_begin_[p], part_begin_[p+1])
+  private:
+    std::string arena_;                        // all keys, back to back
+    std::vector<std::string_view> keys_;       // caller's order, views into arena_
+    std::vector<std::string_view> part_keys_;  // grouped by part
+    std::vector<std::uint32_t> part_index_;    // part_keys_[j] is keys_[part_index_[j]]
+    std::vector<std::uint32_t> part_begin_;    // part p is [part_begin_[p], part_begin_[p+1])
     std::vector<std::uint32_t> part_server_;
-    std::vector<std::uint32_t> cursor_;       // per part: where the next reply likely matches
+    std::vector<std::uint32_t> cursor_;  // per part: where the next reply likely matches
     std::vector<std::error_code> part_error_;
     std::vector<std::optional<Value>> values_;
 };
@@ -113,10 +115,11 @@ private:
 /// A request to every server (stats, version, flush_all): one part per server.
 template <class T>
 class NodeCollector {
-public:
+  public:
     explicit NodeCollector(std::vector<std::string> servers) {
         results_.resize(servers.size());
-        for (std::size_t i = 0; i < servers.size(); ++i) results_[i].server = std::move(servers[i]);
+        for (std::size_t i = 0; i < servers.size(); ++i)
+            results_[i].server = std::move(servers[i]);
     }
     void on_value(std::uint32_t, std::uint32_t, const ValueView&) {}
     void on_stat(std::uint32_t part, std::string_view name, std::string_view value) {
@@ -132,12 +135,13 @@ public:
     std::tuple<std::error_code, std::vector<NodeResult<T>>> result() {
         std::error_code ec;
         bool all_failed = !results_.empty();
-        for (auto& r : results_) all_failed = all_failed && r.error;
+        for (auto& r : results_)
+            all_failed = all_failed && r.error;
         if (all_failed) ec = results_.front().error;
         return {ec, std::move(results_)};
     }
 
-private:
+  private:
     std::vector<NodeResult<T>> results_;
 };
 

@@ -7,22 +7,37 @@
 // Operation delivers its result to the user and destroys itself.
 #pragma once
 
+#include "folsom/status.hpp"
+#include "folsom/value.hpp"
+
 #include <cstdint>
 #include <optional>
 #include <span>
 #include <string_view>
 #include <system_error>
 
-#include "folsom/status.hpp"
-#include "folsom/value.hpp"
-
 namespace folsom::detail {
 
 enum class OpCode : std::uint8_t {
-    get, gets, gat, gats,
-    set, add, replace, append, prepend, cas,
-    del, incr, decr, touch,
-    flush_all, stats, version, verbosity, noop,
+    get,
+    gets,
+    gat,
+    gats,
+    set,
+    add,
+    replace,
+    append,
+    prepend,
+    cas,
+    del,
+    incr,
+    decr,
+    touch,
+    flush_all,
+    stats,
+    version,
+    verbosity,
+    noop,
 };
 
 constexpr bool is_retrieval(OpCode c) noexcept {
@@ -35,26 +50,26 @@ constexpr bool is_store(OpCode c) noexcept {
 /// One command to encode. Views are valid only during the encode call.
 struct Request {
     OpCode code = OpCode::get;
-    std::string_view key;                       ///< single-key commands
-    std::span<const std::string_view> keys;     ///< retrievals (one or many keys)
-    std::string_view value;                     ///< stores
+    std::string_view key;                    ///< single-key commands
+    std::span<const std::string_view> keys;  ///< retrievals (one or many keys)
+    std::string_view value;                  ///< stores
     bool value_is_stable = false;  ///< value outlives the write (may be referenced, not copied)
     std::uint32_t flags = 0;
     std::uint32_t exptime = 0;
     std::uint64_t cas = 0;
-    std::uint64_t delta = 0;                    ///< incr/decr
-    std::optional<std::uint64_t> initial;       ///< incr/decr initial value (binary/meta)
-    std::string_view group;                     ///< stats group
-    std::optional<std::uint32_t> delay;         ///< flush_all delay
-    std::uint32_t level = 0;                    ///< verbosity
+    std::uint64_t delta = 0;               ///< incr/decr
+    std::optional<std::uint64_t> initial;  ///< incr/decr initial value (binary/meta)
+    std::string_view group;                ///< stats group
+    std::optional<std::uint32_t> delay;    ///< flush_all delay
+    std::uint32_t level = 0;               ///< verbosity
 };
 
 /// How one part ended. Views are valid only during the on_complete call.
 struct Completion {
-    std::error_code ec;            ///< transport, protocol or server error; when set, ignore the rest
+    std::error_code ec;  ///< transport, protocol or server error; when set, ignore the rest
     Status status = Status::ok;
-    std::uint64_t number = 0;      ///< incr/decr result
-    std::string_view text;         ///< version text, or the server's error text
+    std::uint64_t number = 0;  ///< incr/decr result
+    std::string_view text;     ///< version text, or the server's error text
 };
 
 /// A Completion that carries only an error.
@@ -65,7 +80,7 @@ inline Completion failure(std::error_code ec) noexcept {
 }
 
 class Operation {
-public:
+  public:
     /// Position of a key inside its part, when the protocol does not say (ASCII replies name
     /// the key instead; binary and meta replies carry an opaque that gives the position).
     static constexpr std::uint32_t unknown_position = 0xffffffffu;
@@ -85,7 +100,7 @@ public:
     virtual void pin() noexcept = 0;
     virtual void unpin() = 0;
 
-protected:
+  protected:
     ~Operation() = default;
 };
 
