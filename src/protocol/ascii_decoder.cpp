@@ -186,21 +186,13 @@ constexpr std::size_t value_prefix = 6;  // "VALUE "
 // first. Used with `lim` = the input end by the fast path (which falls back to the line path
 // on anything but ok) and with `lim` = just past the line's '\n' by the line path.
 [[gnu::always_inline]] inline ValueHeader::Status scan_value_header(const char* base,
-                                                                    const char* lim, ValueHeader& h,
-                                                                    std::size_t key_hint) noexcept {
+                                                                    const char* lim,
+                                                                    ValueHeader& h) noexcept {
     // Fields live in locals until the end, so the fast path keeps them in registers; `h` is
     // written once (status first: the callers branch on the return value, not on h.status).
     const char* p = base + value_prefix;
     const char* const key = p;
-    // The keys of one batch usually share a length, so try the previous key's first. The guess
-    // is verified, but by a branch beside the loads that follow rather than before them: when
-    // right, the key scan leaves the latency chain that links each reply to the next.
-    const char* const guess = key + key_hint;
-    if (key_hint != 0 && key_hint < static_cast<std::size_t>(lim - key) && *guess == ' ' &&
-        skip_key_bytes(key, guess) == guess) [[likely]]
-        p = guess;
-    else
-        p = skip_key_bytes(p, lim);
+    p = skip_key_bytes(p, lim);
     if (p == lim) return h.status = ValueHeader::short_input;
     const auto key_size = static_cast<std::size_t>(p - key);
     if (*p != ' ' || key_size == 0 || key_size > max_key_length) [[unlikely]] {
@@ -325,7 +317,7 @@ ParseResult Decoder::parse_reply(std::string_view input, Reply& out) noexcept {
         if (scanned_ == 0 && at_front(data, size, "VALUE ")) {
             const std::size_t lim = size < limits_.max_line_length ? size : limits_.max_line_length;
             ValueHeader h;
-            if (scan_value_header(data, data + lim, h, key_hint_) == ValueHeader::ok) {
+            if (scan_value_header(data, data + lim, h) == ValueHeader::ok) {
                 // Under the limit (and far from wrapping size_t), and all here: hand it over.
                 const auto value_size = static_cast<std::size_t>(h.value_size);
                 const std::size_t data_end = h.header_size + value_size;
@@ -339,7 +331,6 @@ ParseResult Decoder::parse_reply(std::string_view input, Reply& out) noexcept {
                     out.cas = h.cas;
                     out.has_cas = h.has_cas;
                     out.number = 0;
-                    key_hint_ = h.key_size;
                     return {ParseState::complete, data_end + 2, 0};
                 }
             }
@@ -378,7 +369,7 @@ ParseResult Decoder::parse_value_slow(std::string_view input, Reply& out) noexce
     const std::size_t lim =
         input.size() < limits_.max_line_length ? input.size() : limits_.max_line_length;
     ValueHeader h;
-    if (scan_value_header(input.data(), input.data() + lim, h, 0) == ValueHeader::ok)
+    if (scan_value_header(input.data(), input.data() + lim, h) == ValueHeader::ok)
         return accept_value_header(input, h, out);
     return parse_general(input, out);
 }
@@ -524,7 +515,7 @@ done:
 ParseResult Decoder::parse_value_header(std::string_view input, std::size_t newline,
                                         Reply& out) noexcept {
     ValueHeader h;
-    if (scan_value_header(input.data(), input.data() + newline + 1, h, 0) != ValueHeader::ok)
+    if (scan_value_header(input.data(), input.data() + newline + 1, h) != ValueHeader::ok)
         [[unlikely]] {
         // The whole line shows a malformed key or layout; a bad number shows from its token.
         if (h.bad_offset == 0) return fail(h.why, 0, input.substr(0, newline + 1));

@@ -169,7 +169,6 @@ class Decoder {
     std::size_t header_size_ = 0;  // VALUE header length including "\r\n"
     std::size_t key_offset_ = 0;   // offset of the key within the header
     std::size_t value_size_ = 0;   // <bytes> of the parsed VALUE header
-    std::size_t key_hint_ = 0;     // key length of the last VALUE (a guess for the next one)
     Reply header_;                 // parsed VALUE header fields (key re-based on each call)
     DecodeError error_;
 };
