@@ -3,29 +3,40 @@
 //
 // Lifetime and "exactly once": the op counts its parts plus one reference held by the
 // initiating function. Each part's on_complete drops one; the initiator drops its own after
-// submitting every part. Whoever drops the last reference delivers the result, exactly once:
+// submitting every part. When the last reference goes, the result is delivered:
 //   - from a part's completion (the I/O thread): dispatched to the handler's executor, which
 //     runs it inline when that is the I/O executor;
 //   - from the initiator (every part failed before anything was sent): posted, so a handler is
 //     never invoked from inside the call that started it.
+//
+// Cancellation: when the handler has a connected cancellation slot (asio::bind_cancellation_slot,
+// awaitable operators, parallel_group, ...), emitting it completes the request at once with
+// errc::cancelled. Whatever was sent stays on the wire; its reply, when it comes, is read and
+// dropped (the connection stays in step), and the memory is freed only then. `delivered_`
+// decides which of the two paths delivers, so the handler still runs exactly once.
+// As everywhere in Asio, the signal must not be emitted concurrently with the request's own
+// completion: emit it from the client's I/O executor (as awaitable operators do).
+//
 // The op's memory comes from the handler's associated allocator (Asio's recycling allocator by
 // default), so steady-state requests do not reach malloc for it; it is freed before the handler
 // runs, so the next request can reuse it.
 #pragma once
 
-#include "folsom/detail/client_core.hpp"
-#include "folsom/detail/operation.hpp"
-
 #include <asio/associated_allocator.hpp>
+#include <asio/associated_cancellation_slot.hpp>
 #include <asio/associated_executor.hpp>
+#include <asio/cancellation_type.hpp>
 #include <asio/dispatch.hpp>
 #include <asio/post.hpp>
 #include <asio/recycling_allocator.hpp>
-
 #include <atomic>
 #include <memory>
 #include <tuple>
 #include <utility>
+
+#include "folsom/detail/client_core.hpp"
+#include "folsom/detail/operation.hpp"
+#include "folsom/error.hpp"
 
 namespace folsom::detail {
 
@@ -35,8 +46,10 @@ class AsyncOp final : public Operation {
         typename asio::associated_allocator<Handler, asio::recycling_allocator<void>>::type;
     using allocator =
         typename std::allocator_traits<base_allocator>::template rebind_alloc<AsyncOp>;
+    using slot_type = typename asio::associated_cancellation_slot<Handler>::type;
+    using result_type = decltype(std::declval<Collector&>().result());
 
-  public:
+public:
     /// Creates the op holding `parts` part references plus the initiator's. `acquired` says
     /// whether an outstanding-request slot was taken (and must be released on completion).
     template <class H, class... Args>
@@ -45,13 +58,15 @@ class AsyncOp final : public Operation {
         allocator alloc(asio::get_associated_allocator(handler, asio::recycling_allocator<void>()));
         AsyncOp* p = std::allocator_traits<allocator>::allocate(alloc, 1);
         try {
-            return ::new (static_cast<void*>(p))
-                AsyncOp(std::forward<H>(handler), std::move(core), acquired, parts,
+            ::new (static_cast<void*>(p))
+                AsyncOp(std::forward<H>(handler), std::move(core), acquired, parts, alloc,
                         std::forward<Args>(collector_args)...);
         } catch (...) {
             std::allocator_traits<allocator>::deallocate(alloc, p, 1);
             throw;
         }
+        p->install_cancellation();
+        return p;
     }
 
     Collector& collector() noexcept { return collector_; }
@@ -75,46 +90,86 @@ class AsyncOp final : public Operation {
     void pin() noexcept override { refs_.fetch_add(1, std::memory_order_relaxed); }
     void unpin() override { drop(false); }
 
-  private:
+private:
     template <class H, class... Args>
     AsyncOp(H&& handler, std::shared_ptr<ClientCore> core, bool acquired, std::uint32_t parts,
-            Args&&... collector_args)
+            const allocator& alloc, Args&&... collector_args)
         : collector_(std::forward<Args>(collector_args)...),
           handler_(std::forward<H>(handler)),
           core_(std::move(core)),
+          alloc_(alloc),
           acquired_(acquired),
           refs_(parts + 1) {}
+
+    struct CancelHandler {
+        AsyncOp* op;
+        void operator()(asio::cancellation_type type) const {
+            if ((type & (asio::cancellation_type::terminal | asio::cancellation_type::partial |
+                         asio::cancellation_type::total)) == asio::cancellation_type::none)
+                return;
+            // Keep the op alive until the posted cancel has run, whatever the wire does.
+            op->pin();
+            asio::post(op->core_->executor(), [o = op] { o->cancel(); });
+        }
+    };
+
+    void install_cancellation() {
+        slot_type slot = asio::get_associated_cancellation_slot(handler_);
+        if (slot.is_connected()) slot.template emplace<CancelHandler>(CancelHandler{this});
+    }
+
+    void clear_cancellation() {
+        slot_type slot = asio::get_associated_cancellation_slot(handler_);
+        if (slot.is_connected()) slot.clear();
+    }
+
+    void cancel() {
+        if (!delivered_.exchange(true, std::memory_order_acq_rel)) {
+            result_type r{};
+            std::get<0>(r) = make_error_code(errc::cancelled);
+            deliver(std::move(r), false);
+        }
+        drop(false);
+    }
 
     void drop(bool from_initiator) {
         if (refs_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
         finish(from_initiator);
     }
 
-    void finish(bool post) {
-        // Move everything out, free the op, then deliver: the handler may start a new request
-        // that reuses this memory and this outstanding slot.
-        auto result = collector_.result();
-        Handler handler(std::move(handler_));
-        std::shared_ptr<ClientCore> core = std::move(core_);
+    void finish(bool from_initiator) {
+        // The last reference: release the outstanding slot, then either deliver (normal path)
+        // or just free (a cancel already delivered).
+        std::shared_ptr<ClientCore> core = core_;
         if (acquired_) core->release();
-        allocator alloc(asio::get_associated_allocator(handler, asio::recycling_allocator<void>()));
+        if (!delivered_.exchange(true, std::memory_order_acq_rel)) {
+            deliver(collector_.result(), from_initiator);
+        }
+        allocator alloc(alloc_);
         this->~AsyncOp();
         std::allocator_traits<allocator>::deallocate(alloc, this, 1);
+    }
 
-        auto ex = asio::get_associated_executor(handler, core->executor());
-        auto deliver = [h = std::move(handler), r = std::move(result)]() mutable {
+    /// Hands the result to the handler (exactly once; the caller won `delivered_`).
+    void deliver(result_type result, bool post) {
+        clear_cancellation();
+        Handler handler(std::move(handler_));
+        auto ex = asio::get_associated_executor(handler, core_->executor());
+        auto run = [h = std::move(handler), r = std::move(result)]() mutable {
             std::apply(std::move(h), std::move(r));
         };
         if (post)
-            asio::post(ex, std::move(deliver));
+            asio::post(ex, std::move(run));
         else
-            asio::dispatch(ex, std::move(deliver));
+            asio::dispatch(ex, std::move(run));
     }
 
     Collector collector_;
-    Handler handler_;
+    Handler handler_;  // moved out by deliver(); valid only while !delivered_
     std::shared_ptr<ClientCore> core_;
+    allocator alloc_;
     bool acquired_;
+    std::atomic<bool> delivered_{false};
     std::atomic<std::uint32_t> refs_;
 };
 
