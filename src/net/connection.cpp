@@ -1,11 +1,13 @@
 #include "net/connection.hpp"
 
+#include "folsom/error.hpp"
+
 #include <asio/bind_executor.hpp>
 #include <asio/connect.hpp>
 #include <asio/post.hpp>
 #include <asio/write.hpp>
 
-#include "folsom/error.hpp"
+#include <span>
 
 namespace folsom::net {
 namespace {
@@ -215,11 +217,11 @@ void Connection::flush() {
         iov_.emplace_back(s.data, s.size);
     });
     writing_ = true;
-    asio::async_write(socket_, iov_,
-                      [self = shared_from_this(), gen = generation_](const std::error_code& ec,
-                                                                    std::size_t) {
-                          self->on_written(gen, ec);
-                      });
+    // A span, not the vector: the write operation keeps a copy of its buffer sequence, and
+    // copying the vector allocated once per write. iov_ is left alone until on_written.
+    asio::async_write(socket_, std::span<const asio::const_buffer>(iov_),
+                      [self = shared_from_this(), gen = generation_](
+                          const std::error_code& ec, std::size_t) { self->on_written(gen, ec); });
 }
 
 void Connection::on_written(std::uint64_t gen, const std::error_code& ec) {
