@@ -7,6 +7,8 @@
 #include <asio/post.hpp>
 #include <asio/write.hpp>
 
+#include <span>
+
 namespace folsom::net {
 namespace {
 
@@ -213,7 +215,9 @@ void Connection::flush() {
     writing_out_.for_each_segment(
         [this](protocol::OutputBuffer::Segment s) { iov_.emplace_back(s.data, s.size); });
     writing_ = true;
-    asio::async_write(socket_, iov_,
+    // A span, not the vector: the write operation keeps a copy of its buffer sequence, and
+    // copying the vector allocated once per write. iov_ is left alone until on_written.
+    asio::async_write(socket_, std::span<const asio::const_buffer>(iov_),
                       [self = shared_from_this(), gen = generation_](
                           const std::error_code& ec, std::size_t) { self->on_written(gen, ec); });
 }

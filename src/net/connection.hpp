@@ -83,7 +83,17 @@ class Connection : public std::enable_shared_from_this<Connection> {
     void fail_queue(CommandQueue& q, std::error_code ec);
     static void unpin_all(std::vector<detail::Operation*>& pins);
 
-    asio::strand<asio::any_io_executor> strand_;
+    // The I/O objects are typed on the strand itself, not on any_io_executor: their
+    // completions then query and prefer properties of a concrete strand, in place. Behind an
+    // any_io_executor the strand is too big for its small-object buffer, so each such call
+    // made a new heap-allocated type-erased copy (8 allocations per read+write round trip).
+    using Strand = asio::strand<asio::any_io_executor>;
+    using Socket = asio::basic_stream_socket<asio::ip::tcp, Strand>;
+    using Resolver = asio::ip::basic_resolver<asio::ip::tcp, Strand>;
+    using Timer = asio::basic_waitable_timer<std::chrono::steady_clock,
+                                             asio::wait_traits<std::chrono::steady_clock>, Strand>;
+
+    Strand strand_;
     const std::string host_;
     const std::uint16_t port_;
     const std::string name_;
@@ -91,11 +101,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
     std::unique_ptr<detail::ProtocolDriver> driver_;
 
     // Strand-only state.
-    asio::ip::tcp::socket socket_;
-    asio::ip::tcp::resolver resolver_;
-    asio::steady_timer connect_timer_;
-    asio::steady_timer retry_timer_;
-    asio::steady_timer health_timer_;
+    Socket socket_;
+    Resolver resolver_;
+    Timer connect_timer_;
+    Timer retry_timer_;
+    Timer health_timer_;
     std::uint64_t generation_ = 0;  // bumps on every (re)connect: stale handlers are ignored
     ReadBuffer rbuf_;
     std::size_t read_need_ = 0;

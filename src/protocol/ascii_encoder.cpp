@@ -1,5 +1,7 @@
 #include "folsom/protocol/ascii_encoder.hpp"
 
+#include <cstring>
+
 #include "folsom/error.hpp"
 #include "folsom/protocol/key.hpp"
 
@@ -40,7 +42,23 @@ std::error_code encode_retrieve(OutputBuffer& out, RetrieveCommand cmd,
     if (keys.empty()) return errc::invalid_argument;
     for (auto k : keys)
         if (auto ec = validate_key(k)) return ec;
-    out.append(retrieve_word(cmd));
+    const std::string_view word = retrieve_word(cmd);
+    if (keys.size() == 1 && (cmd == RetrieveCommand::get || cmd == RetrieveCommand::gets)) {
+        // The pipelined-get hot path: build the line on the stack and append it at once (one
+        // capacity check and one copy instead of four appends).
+        char line[4 + 1 + max_key_length + 2];
+        const std::string_view k = keys.front();
+        std::size_t n = word.size();
+        std::memcpy(line, word.data(), n);
+        line[n++] = ' ';
+        std::memcpy(line + n, k.data(), k.size());
+        n += k.size();
+        line[n++] = '\r';
+        line[n++] = '\n';
+        out.append(std::string_view(line, n));
+        return {};
+    }
+    out.append(word);
     if (cmd == RetrieveCommand::gat || cmd == RetrieveCommand::gats) {
         out.append(' ');
         out.append_decimal(exptime);

@@ -1,0 +1,130 @@
+#include "e2e/folsom_cases.hpp"
+
+#include <asio/post.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <stdexcept>
+#include <string>
+
+namespace folsom::bench {
+namespace {
+
+/// Keeps up to `window` requests in flight until `ops` have completed, then stops the
+/// io_context. `issue(window, i)` starts request i; its completion calls complete(ok).
+template <class Issue>
+class Window {
+  public:
+    Window(asio::io_context& io, std::uint64_t ops, Issue& issue)
+        : io_(io), ops_(ops), issue_(issue) {}
+
+    void start(std::size_t window) {
+        const std::uint64_t n = std::min<std::uint64_t>(window, ops_);
+        for (std::uint64_t k = 0; k < n; ++k)
+            issue_next();
+    }
+    void complete(bool ok) {
+        failed_ += ok ? 0 : 1;
+        ++completed_;
+        if (issued_ < ops_)
+            issue_next();
+        else if (completed_ == ops_)
+            io_.stop();
+    }
+    std::uint64_t failed() const noexcept { return failed_; }
+    std::uint64_t completed() const noexcept { return completed_; }
+
+  private:
+    void issue_next() { issue_(*this, issued_++); }
+
+    asio::io_context& io_;
+    const std::uint64_t ops_;
+    Issue& issue_;
+    std::uint64_t issued_ = 0;
+    std::uint64_t completed_ = 0;
+    std::uint64_t failed_ = 0;
+};
+
+Options options_for(std::uint16_t port) {
+    Options o;
+    o.servers = {"127.0.0.1:" + std::to_string(port)};
+    // Room for the benchmark's window of 1000 plus get_view's slot, which is released only
+    // after its callback (where the next request is issued) returns.
+    o.max_outstanding_requests = 4096;
+    return o;
+}
+
+}  // namespace
+
+FolsomCases::FolsomCases(std::uint16_t port, const KeySet& keys)
+    : keys_(keys), client_(Client::connect(io_, options_for(port))) {
+    if (get(1, 1) != 1) throw std::runtime_error("folsom: first get failed");
+}
+
+FolsomCases::~FolsomCases() {
+    client_.shutdown();
+    io_.restart();
+    io_.run_for(std::chrono::seconds(1));
+}
+
+template <class Issue>
+std::uint64_t FolsomCases::run(std::uint64_t ops, std::size_t window, Issue issue) {
+    Window<Issue> w(io_, ops, issue);
+    asio::post(io_, [&w, window] { w.start(window); });
+    io_.restart();
+    io_.run();
+    if (w.completed() != ops) throw std::runtime_error("folsom: the io_context stopped early");
+    if (w.failed() != 0)
+        throw std::runtime_error("folsom: " + std::to_string(w.failed()) + " requests failed");
+    next_ += ops;
+    return ops;
+}
+
+std::uint64_t FolsomCases::get(std::uint64_t ops, std::size_t window) {
+    const std::size_t expect = keys_.value.size();
+    auto issue = [this, expect](auto& w, std::uint64_t i) {
+        client_.get(keys_.views[(next_ + i) % keys_.size()],
+                    [w = &w, expect](std::error_code ec, std::optional<Value> v) {
+                        w->complete(!ec && v && v->data.size() == expect);
+                    });
+    };
+    return run(ops, window, issue);
+}
+
+std::uint64_t FolsomCases::get_view(std::uint64_t ops, std::size_t window) {
+    const std::size_t expect = keys_.value.size();
+    auto issue = [this, expect](auto& w, std::uint64_t i) {
+        client_.get_view(keys_.views[(next_ + i) % keys_.size()],
+                         [w = &w, expect](std::error_code ec, const ValueView* v) {
+                             w->complete(!ec && v != nullptr && v->data.size() == expect);
+                         });
+    };
+    return run(ops, window, issue);
+}
+
+std::uint64_t FolsomCases::get_multi(std::uint64_t ops, std::size_t keys_per_op) {
+    auto issue = [this, keys_per_op](auto& w, std::uint64_t i) {
+        const std::size_t start = keys_.run_start(next_ + i, keys_per_op);
+        client_.get_multi(
+            std::span<const std::string_view>(keys_.views.data() + start, keys_per_op),
+            [w = &w, keys_per_op](std::error_code ec, MultiGetResult r) {
+                bool ok = !ec && r.complete() && r.values.size() == keys_per_op;
+                for (const auto& v : r.values)
+                    ok = ok && v.has_value();
+                w->complete(ok);
+            });
+    };
+    return run(ops, 1, issue);
+}
+
+std::uint64_t FolsomCases::set(std::uint64_t ops, std::size_t window) {
+    const std::string_view value = keys_.value;
+    auto issue = [this, value](auto& w, std::uint64_t i) {
+        client_.set(
+            keys_.views[(next_ + i) % keys_.size()], Bytes(value), Ttl(0),
+            [w = &w](std::error_code ec, Status s) { w->complete(!ec && s == Status::stored); });
+    };
+    return run(ops, window, issue);
+}
+
+}  // namespace folsom::bench

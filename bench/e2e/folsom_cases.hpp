@@ -1,0 +1,44 @@
+// The folsom side of the end-to-end benchmark: one Client over an io_context that runs on the
+// calling thread, so all of the client's CPU is spent on it. Every case keeps `window`
+// requests in flight, issuing the next one from a completion (window 1 = sequential).
+#pragma once
+
+#include "folsom/client.hpp"
+
+#include "e2e/keyset.hpp"
+
+#include <asio/io_context.hpp>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace folsom::bench {
+
+class FolsomCases {
+  public:
+    /// Connects to 127.0.0.1:port (and waits until one get has succeeded).
+    FolsomCases(std::uint16_t port, const KeySet& keys);
+    ~FolsomCases();
+    FolsomCases(const FolsomCases&) = delete;
+    FolsomCases& operator=(const FolsomCases&) = delete;
+
+    /// Owning gets (each hit copied into a folsom::Value). Returns the gets done.
+    std::uint64_t get(std::uint64_t ops, std::size_t window);
+    /// Zero-copy gets (Client::get_view); the callback only looks at the view.
+    std::uint64_t get_view(std::uint64_t ops, std::size_t window);
+    /// get_multi of `keys_per_op` consecutive keys, one multi-get at a time.
+    std::uint64_t get_multi(std::uint64_t ops, std::size_t keys_per_op);
+    /// Sets of the key set's value (copied into the write buffer).
+    std::uint64_t set(std::uint64_t ops, std::size_t window);
+
+  private:
+    template <class Issue>
+    std::uint64_t run(std::uint64_t ops, std::size_t window, Issue issue);
+
+    asio::io_context io_;
+    const KeySet& keys_;
+    Client client_;
+    std::uint64_t next_ = 0;  // key rotation continues across calls
+};
+
+}  // namespace folsom::bench

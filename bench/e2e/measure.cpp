@@ -1,0 +1,82 @@
+#include "e2e/measure.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <stdexcept>
+#include <sys/resource.h>
+#include <vector>
+
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#define FOLSOM_BENCH_TOGGLE_COLLECT() CALLGRIND_TOGGLE_COLLECT
+#else
+#define FOLSOM_BENCH_TOGGLE_COLLECT() \
+    do {                              \
+    } while (0)
+#endif
+
+#include "e2e/alloc_counter.hpp"
+
+namespace folsom::bench {
+namespace {
+
+double cpu_seconds() {
+    rusage ru{};
+    ::getrusage(RUSAGE_SELF, &ru);
+    auto s = [](const timeval& tv) {
+        return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) * 1e-6;
+    };
+    return s(ru.ru_utime) + s(ru.ru_stime);
+}
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+}  // namespace
+
+Measurement measure(const Plan& plan, const CaseBody& body) {
+    using Clock = std::chrono::steady_clock;
+    std::uint64_t ops = plan.fixed_ops;
+    {
+        // Warmup: connections, server-side slabs, the client's recycled memory, caches.
+        const auto t0 = Clock::now();
+        const std::uint64_t done = body(plan.calibration_ops);
+        const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
+        if (ops == 0) {
+            const double per_op = wall / static_cast<double>(std::max<std::uint64_t>(done, 1));
+            const double want = plan.seconds_per_rep / std::max(per_op, 1e-9);
+            ops = static_cast<std::uint64_t>(std::clamp(want, static_cast<double>(plan.min_ops),
+                                                        static_cast<double>(plan.max_ops)));
+        }
+    }
+    std::vector<double> cpu, rate, allocs;
+    Measurement m;
+    for (int r = 0; r < plan.reps; ++r) {
+        const std::uint64_t a0 = allocations();
+        const double c0 = cpu_seconds();
+        const auto t0 = Clock::now();
+        FOLSOM_BENCH_TOGGLE_COLLECT();
+        const std::uint64_t done = body(ops);
+        FOLSOM_BENCH_TOGGLE_COLLECT();
+        const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
+        const double c = cpu_seconds() - c0;
+        const std::uint64_t a = allocations() - a0;
+        if (done == 0) throw std::runtime_error("a repetition did no operation");
+        const auto n = static_cast<double>(done);
+        cpu.push_back(c / n * 1e6);
+        rate.push_back(n / wall);
+        allocs.push_back(static_cast<double>(a) / n);
+        m.ops = done;
+    }
+    m.cpu_us_per_op = median(cpu);
+    m.ops_per_s = median(rate);
+    m.allocs_per_op = median(allocs);
+    m.reps = plan.reps;
+    return m;
+}
+
+}  // namespace folsom::bench

@@ -1,0 +1,38 @@
+// The memcached the end-to-end benchmark runs against: started on a free loopback port with
+// `/usr/bin/memcached -l 127.0.0.1 -p <port> -U 0 -t 1` (plus `-u root` when run as root),
+// optionally pinned to one CPU, and stopped by PID when this object goes away. The child also
+// dies with the benchmark (PR_SET_PDEATHSIG), so an interrupted run leaves no server behind.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <sys/types.h>
+
+namespace folsom::bench {
+
+class MemcachedProcess {
+  public:
+    /// Starts memcached and waits until it accepts connections. `cpu` >= 0 pins it to that
+    /// CPU. Throws std::runtime_error when it cannot be started.
+    explicit MemcachedProcess(int cpu, std::string binary = "/usr/bin/memcached");
+    ~MemcachedProcess();
+    MemcachedProcess(const MemcachedProcess&) = delete;
+    MemcachedProcess& operator=(const MemcachedProcess&) = delete;
+
+    std::uint16_t port() const noexcept { return port_; }
+    pid_t pid() const noexcept { return pid_; }
+    /// SIGTERM, then SIGKILL if it has not gone within a second; reaps it. Idempotent.
+    void stop() noexcept;
+
+  private:
+    void spawn(int cpu);
+
+    std::string binary_;
+    std::uint16_t port_ = 0;
+    pid_t pid_ = -1;
+};
+
+/// Pins the calling process (every thread created afterwards too) to `cpu`. False on error.
+bool pin_to_cpu(int cpu) noexcept;
+
+}  // namespace folsom::bench
