@@ -15,31 +15,41 @@ namespace {
 template <class Issue>
 class Window {
   public:
-    Window(asio::io_context& io, std::uint64_t ops, Issue& issue)
-        : io_(io), ops_(ops), issue_(issue) {}
+    /// batch = false: refill the window from every completion (a steady pipeline).
+    /// batch = true: issue `window` requests, wait for all of them, repeat (the shape of
+    /// libmemcached's mget + fetch loop).
+    Window(asio::io_context& io, std::uint64_t ops, Issue& issue, bool batch)
+        : io_(io), ops_(ops), issue_(issue), batch_(batch) {}
 
     void start(std::size_t window) {
-        const std::uint64_t n = std::min<std::uint64_t>(window, ops_);
-        for (std::uint64_t k = 0; k < n; ++k)
-            issue_next();
+        window_ = window;
+        issue_up_to(window);
     }
     void complete(bool ok) {
         failed_ += ok ? 0 : 1;
         ++completed_;
-        if (issued_ < ops_)
-            issue_next();
-        else if (completed_ == ops_)
+        if (completed_ == ops_) {
             io_.stop();
+        } else if (!batch_) {
+            issue_up_to(1);
+        } else if (completed_ == issued_) {
+            issue_up_to(window_);
+        }
     }
     std::uint64_t failed() const noexcept { return failed_; }
     std::uint64_t completed() const noexcept { return completed_; }
 
   private:
-    void issue_next() { issue_(*this, issued_++); }
+    void issue_up_to(std::uint64_t n) {
+        for (std::uint64_t k = 0; k < n && issued_ < ops_; ++k)
+            issue_(*this, issued_++);
+    }
 
     asio::io_context& io_;
     const std::uint64_t ops_;
     Issue& issue_;
+    const bool batch_;
+    std::size_t window_ = 1;
     std::uint64_t issued_ = 0;
     std::uint64_t completed_ = 0;
     std::uint64_t failed_ = 0;
@@ -68,8 +78,8 @@ FolsomCases::~FolsomCases() {
 }
 
 template <class Issue>
-std::uint64_t FolsomCases::run(std::uint64_t ops, std::size_t window, Issue issue) {
-    Window<Issue> w(io_, ops, issue);
+std::uint64_t FolsomCases::run(std::uint64_t ops, std::size_t window, Issue issue, bool batch) {
+    Window<Issue> w(io_, ops, issue, batch);
     asio::post(io_, [&w, window] { w.start(window); });
     io_.restart();
     io_.run();
@@ -80,7 +90,7 @@ std::uint64_t FolsomCases::run(std::uint64_t ops, std::size_t window, Issue issu
     return ops;
 }
 
-std::uint64_t FolsomCases::get(std::uint64_t ops, std::size_t window) {
+std::uint64_t FolsomCases::get(std::uint64_t ops, std::size_t window, bool batch) {
     const std::size_t expect = keys_.value.size();
     auto issue = [this, expect](auto& w, std::uint64_t i) {
         client_.get(keys_.views[(next_ + i) % keys_.size()],
@@ -88,10 +98,10 @@ std::uint64_t FolsomCases::get(std::uint64_t ops, std::size_t window) {
                         w->complete(!ec && v && v->data.size() == expect);
                     });
     };
-    return run(ops, window, issue);
+    return run(ops, window, issue, batch);
 }
 
-std::uint64_t FolsomCases::get_view(std::uint64_t ops, std::size_t window) {
+std::uint64_t FolsomCases::get_view(std::uint64_t ops, std::size_t window, bool batch) {
     const std::size_t expect = keys_.value.size();
     auto issue = [this, expect](auto& w, std::uint64_t i) {
         client_.get_view(keys_.views[(next_ + i) % keys_.size()],
@@ -99,7 +109,7 @@ std::uint64_t FolsomCases::get_view(std::uint64_t ops, std::size_t window) {
                              w->complete(!ec && v != nullptr && v->data.size() == expect);
                          });
     };
-    return run(ops, window, issue);
+    return run(ops, window, issue, batch);
 }
 
 std::uint64_t FolsomCases::get_multi(std::uint64_t ops, std::size_t keys_per_op) {

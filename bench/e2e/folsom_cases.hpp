@@ -23,9 +23,9 @@ class FolsomCases {
     FolsomCases& operator=(const FolsomCases&) = delete;
 
     /// Owning gets (each hit copied into a folsom::Value). Returns the gets done.
-    std::uint64_t get(std::uint64_t ops, std::size_t window);
+    std::uint64_t get(std::uint64_t ops, std::size_t window, bool batch = false);
     /// Zero-copy gets (Client::get_view); the callback only looks at the view.
-    std::uint64_t get_view(std::uint64_t ops, std::size_t window);
+    std::uint64_t get_view(std::uint64_t ops, std::size_t window, bool batch = false);
     /// get_multi of `keys_per_op` consecutive keys, one multi-get at a time.
     std::uint64_t get_multi(std::uint64_t ops, std::size_t keys_per_op);
     /// Sets of the key set's value (copied into the write buffer).
@@ -33,7 +33,7 @@ class FolsomCases {
 
   private:
     template <class Issue>
-    std::uint64_t run(std::uint64_t ops, std::size_t window, Issue issue);
+    std::uint64_t run(std::uint64_t ops, std::size_t window, Issue issue, bool batch = false);
 
     asio::io_context io_;
     const KeySet& keys_;

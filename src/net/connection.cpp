@@ -71,7 +71,11 @@ void Connection::submit(detail::Operation& op, std::uint32_t part, const detail:
                 pending_.push_back(cmd);
                 if (st == ConnectionState::connected && !flush_posted_) {
                     flush_posted_ = true;
-                    post_flush = true;
+                    // Submitted from a completion inside the read loop: the loop flushes
+                    // once it has delivered the whole batch, so every request the batch's
+                    // handlers made goes out in one write, without a round trip through
+                    // the strand's queue.
+                    post_flush = !(strand_.running_in_this_thread() && decoding_);
                 }
             }
         }
@@ -280,13 +284,16 @@ void Connection::on_read(std::uint64_t gen, const std::error_code& ec, std::size
         // Replies cannot precede requests, so nothing else should be buffered; let the
         // driver judge it (it reports a reply to a request never sent).
     }
+    decoding_ = true;
     detail::DecodeStep step = driver_->decode(rbuf_.data(), inflight_);
+    decoding_ = false;
     rbuf_.consume(step.consumed);
     if (step.ec) {
         fail(step.ec, step.message);
         return;
     }
     read_need_ = step.needed;
+    flush();  // what the completions just submitted (see submit())
     start_read();
 }
 

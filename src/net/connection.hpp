@@ -114,6 +114,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     std::vector<detail::Operation*> writing_pins_;  // ops whose values writing_out_ references
     std::vector<asio::const_buffer> iov_;
     bool writing_ = false;
+    bool decoding_ = false;  // inside driver_->decode(): completions run on this strand
     bool handshaking_ = false;
     protocol::OutputBuffer handshake_out_;
     std::chrono::milliseconds backoff_;
