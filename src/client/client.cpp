@@ -27,4 +27,11 @@ Client Client::connect(asio::any_io_executor ex, const Options& options) {
     return Client(detail::make_client_core(std::move(ex), options));
 }
 
+Client Client::connect(asio::any_io_executor io, const Options& options,
+                       asio::any_io_executor reply_executor) {
+    auto core = detail::make_client_core(std::move(io), options);
+    core->set_reply_executor(std::move(reply_executor));
+    return Client(std::move(core));
+}
+
 }  // namespace folsom

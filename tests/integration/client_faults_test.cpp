@@ -6,7 +6,15 @@
 #include "support/memcached_server.hpp"
 #include "support/protocols.hpp"
 
+#include <asio/bind_cancellation_slot.hpp>
+#include <asio/cancellation_signal.hpp>
+#include <asio/co_spawn.hpp>
+#include <asio/detached.hpp>
+#include <asio/experimental/as_tuple.hpp>
+#include <asio/experimental/awaitable_operators.hpp>
 #include <asio/io_context.hpp>
+#include <asio/steady_timer.hpp>
+#include <asio/use_awaitable.hpp>
 #include <asio/use_future.hpp>
 #include <gtest/gtest.h>
 
@@ -300,6 +308,51 @@ TEST_P(ClientFaults, RequestsDuringTheFirstConnectWaitForIt) {
     EXPECT_EQ(f.get(), Status::stored);
     client.shutdown();
     runner.join();
+}
+
+TEST_P(ClientFaults, PerRequestDeadlineThroughCancellationSlots) {
+    folsom::test::MemcachedServer server;
+    auto o = options(server);
+    o.request_timeout = 10s;  // the connection itself stays patient
+    asio::io_context io;
+    auto client = folsom::Client::connect(io, o);
+    std::error_code cancelled_with;
+    std::optional<folsom::Value> after;
+    bool done = false;
+    server.freeze();
+    asio::co_spawn(
+        io,
+        [&]() -> asio::awaitable<void> {
+            using namespace asio::experimental::awaitable_operators;
+            asio::steady_timer deadline(io, 100ms);
+            // Whichever finishes first cancels the other: the get completes with cancelled.
+            auto winner =
+                co_await (client.get("k", asio::experimental::as_tuple(asio::use_awaitable)) ||
+                          deadline.async_wait(asio::use_awaitable));
+            EXPECT_EQ(winner.index(), 1u);
+            // A bound cancellation signal does the same for any completion token.
+            asio::cancellation_signal signal;
+            auto pending = client.get(
+                "k", asio::bind_cancellation_slot(
+                         signal.slot(), asio::experimental::as_tuple(asio::use_awaitable)));
+            asio::steady_timer t(io, 50ms);
+            t.async_wait([&](std::error_code) { signal.emit(asio::cancellation_type::terminal); });
+            auto [ec, v] = co_await std::move(pending);
+            cancelled_with = ec;
+            server.thaw();
+            after = co_await client.get("k", asio::use_awaitable);  // the stream is still in step
+            done = true;
+            io.stop();
+        },
+        asio::detached);
+    io.run_for(5s);
+    io.restart();
+    EXPECT_TRUE(done);
+    EXPECT_EQ(cancelled_with, errc::cancelled);
+    EXPECT_FALSE(after);
+    EXPECT_EQ(client.outstanding(), 0u);
+    client.shutdown();
+    io.run_for(100ms);
 }
 
 INSTANTIATE_TEST_SUITE_P(Protocols, ClientFaults, folsom::test::all_protocols,

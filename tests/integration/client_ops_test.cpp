@@ -5,8 +5,10 @@
 #include "support/memcached_server.hpp"
 #include "support/protocols.hpp"
 
+#include <asio/bind_executor.hpp>
 #include <asio/co_spawn.hpp>
 #include <asio/detached.hpp>
+#include <asio/executor_work_guard.hpp>
 #include <asio/io_context.hpp>
 #include <asio/use_awaitable.hpp>
 #include <asio/use_future.hpp>
@@ -288,6 +290,33 @@ TEST_P(ClientOps, ThreeCompletionForms) {
     EXPECT_EQ(callbacks.load(), 1);
     ASSERT_TRUE(from_coroutine);
     EXPECT_EQ(from_coroutine->data, "routine");
+}
+
+TEST_P(ClientOps, ReplyExecutorRunsCompletionsOffTheIoThread) {
+    asio::io_context io, replies;
+    auto io_work = asio::make_work_guard(io);
+    auto reply_work = asio::make_work_guard(replies);
+    std::thread io_thread([&] { io.run(); });
+    std::thread reply_thread([&] { replies.run(); });
+    auto client = folsom::Client::connect(io.get_executor(), options(), replies.get_executor());
+    std::promise<std::thread::id> ran_on;
+    client.set("k", "v", 0s, [&](std::error_code ec, Status s) {
+        EXPECT_FALSE(ec);
+        EXPECT_EQ(s, Status::stored);
+        ran_on.set_value(std::this_thread::get_id());
+    });
+    EXPECT_EQ(ran_on.get_future().get(), reply_thread.get_id());
+    // A handler bound to its own executor keeps it.
+    std::promise<std::thread::id> bound;
+    client.get("k", asio::bind_executor(io, [&](std::error_code, std::optional<folsom::Value>) {
+                   bound.set_value(std::this_thread::get_id());
+               }));
+    EXPECT_EQ(bound.get_future().get(), io_thread.get_id());
+    client.shutdown();
+    io_work.reset();
+    reply_work.reset();
+    io_thread.join();
+    reply_thread.join();
 }
 
 TEST_P(ClientOps, ZeroCopyViewGet) {

@@ -22,6 +22,10 @@
 // runs, so the next request can reuse it.
 #pragma once
 
+#include "folsom/detail/client_core.hpp"
+#include "folsom/detail/operation.hpp"
+#include "folsom/error.hpp"
+
 #include <asio/associated_allocator.hpp>
 #include <asio/associated_cancellation_slot.hpp>
 #include <asio/associated_executor.hpp>
@@ -29,14 +33,11 @@
 #include <asio/dispatch.hpp>
 #include <asio/post.hpp>
 #include <asio/recycling_allocator.hpp>
+
 #include <atomic>
 #include <memory>
 #include <tuple>
 #include <utility>
-
-#include "folsom/detail/client_core.hpp"
-#include "folsom/detail/operation.hpp"
-#include "folsom/error.hpp"
 
 namespace folsom::detail {
 
@@ -49,7 +50,7 @@ class AsyncOp final : public Operation {
     using slot_type = typename asio::associated_cancellation_slot<Handler>::type;
     using result_type = decltype(std::declval<Collector&>().result());
 
-public:
+  public:
     /// Creates the op holding `parts` part references plus the initiator's. `acquired` says
     /// whether an outstanding-request slot was taken (and must be released on completion).
     template <class H, class... Args>
@@ -90,7 +91,7 @@ public:
     void pin() noexcept override { refs_.fetch_add(1, std::memory_order_relaxed); }
     void unpin() override { drop(false); }
 
-private:
+  private:
     template <class H, class... Args>
     AsyncOp(H&& handler, std::shared_ptr<ClientCore> core, bool acquired, std::uint32_t parts,
             const allocator& alloc, Args&&... collector_args)
@@ -154,7 +155,7 @@ private:
     void deliver(result_type result, bool post) {
         clear_cancellation();
         Handler handler(std::move(handler_));
-        auto ex = asio::get_associated_executor(handler, core_->executor());
+        auto ex = asio::get_associated_executor(handler, core_->completion_executor());
         auto run = [h = std::move(handler), r = std::move(result)]() mutable {
             std::apply(std::move(h), std::move(r));
         };

@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -25,8 +26,16 @@ class ClientCore {
     ClientCore(const ClientCore&) = delete;
     ClientCore& operator=(const ClientCore&) = delete;
 
-    /// The executor completions default to (the I/O executor).
+    /// The I/O executor.
     virtual asio::any_io_executor executor() const noexcept = 0;
+
+    /// Where completions whose handler has no executor of its own run: the reply executor when
+    /// one was given (Folsom's withReplyExecutor), otherwise the I/O executor.
+    asio::any_io_executor completion_executor() const noexcept {
+        return reply_executor_ ? *reply_executor_ : executor();
+    }
+    /// Set once, before the first request (Client::connect does it).
+    void set_reply_executor(asio::any_io_executor ex) { reply_executor_ = std::move(ex); }
 
     virtual std::size_t server_count() const noexcept = 0;
     /// Which server owns `key`.
@@ -60,6 +69,7 @@ class ClientCore {
     }
 
   private:
+    std::optional<asio::any_io_executor> reply_executor_;
     const std::size_t max_outstanding_;
     std::atomic<std::size_t> outstanding_{0};
 };
