@@ -7,12 +7,27 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace folsom {
 
 enum class Protocol : std::uint8_t { ascii, binary, meta };
+
+/// TLS for every connection (memcached started with -Z). Certificates are PEM files.
+struct TlsOptions {
+    /// CA certificates to verify the server with; empty: the system's default trust store.
+    std::string ca_file;
+    /// Optional client certificate and its private key (for servers that verify clients).
+    std::string cert_file;
+    std::string key_file;
+    /// Name sent as SNI and checked against the server's certificate; empty: the server's
+    /// host as written in Options::servers.
+    std::string server_name;
+    /// Verify the server's certificate chain and name. Turn off only for tests.
+    bool verify = true;
+};
 
 struct Options {
     /// "host:port" entries (port defaults to 11211; "host:port:weight" sets a ketama weight).
@@ -53,6 +68,10 @@ struct Options {
 
     /// Disable Nagle's algorithm (small pipelined requests go out at once).
     bool tcp_nodelay = true;
+
+    /// TLS on every connection when set. A failed handshake or certificate check fails the
+    /// connect with errc::tls_error (and the connection retries with the usual backoff).
+    std::optional<TlsOptions> tls = std::nullopt;
 };
 
 }  // namespace folsom

@@ -5,7 +5,9 @@
 #include <asio/bind_executor.hpp>
 #include <asio/connect.hpp>
 #include <asio/post.hpp>
+#include <asio/ssl/host_name_verification.hpp>
 #include <asio/write.hpp>
+#include <openssl/ssl.h>
 
 #include <span>
 
@@ -14,7 +16,56 @@ namespace {
 
 constexpr std::size_t min_read_size = 16 * 1024;
 
+std::unique_ptr<asio::ssl::context> make_tls_context(const TlsOptions& tls) {
+    auto ctx = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_client);
+    std::error_code ec;
+    const char* step = "";
+    auto check = [&](const char* what) {
+        if (ec) throw std::system_error(errc::tls_error, std::string(what) + ": " + ec.message());
+    };
+    if (tls.verify) {
+        step = tls.ca_file.empty() ? "loading the default trust store" : "loading the CA file";
+        if (tls.ca_file.empty())
+            ctx->set_default_verify_paths(ec);
+        else
+            ctx->load_verify_file(tls.ca_file, ec);
+        check(step);
+        ctx->set_verify_mode(asio::ssl::verify_peer, ec);
+    } else {
+        ctx->set_verify_mode(asio::ssl::verify_none, ec);
+    }
+    check("setting the verify mode");
+    if (!tls.cert_file.empty()) {
+        ctx->use_certificate_chain_file(tls.cert_file, ec);
+        check("loading the client certificate");
+        ctx->use_private_key_file(tls.key_file.empty() ? tls.cert_file : tls.key_file,
+                                  asio::ssl::context::pem, ec);
+        check("loading the client key");
+    }
+    return ctx;
+}
+
 }  // namespace
+
+template <class Buffers, class Handler>
+void Connection::async_read_some(const Buffers& b, Handler&& h) {
+    if (tls_)
+        tls_->async_read_some(
+            b, [s = tls_, h = std::forward<Handler>(h)](const std::error_code& ec,
+                                                        std::size_t n) mutable { h(ec, n); });
+    else
+        socket_.async_read_some(b, std::forward<Handler>(h));
+}
+
+template <class Buffers, class Handler>
+void Connection::async_write_all(const Buffers& b, Handler&& h) {
+    if (tls_)
+        asio::async_write(*tls_, b,
+                          [s = tls_, h = std::forward<Handler>(h)](
+                              const std::error_code& ec, std::size_t n) mutable { h(ec, n); });
+    else
+        asio::async_write(socket_, b, std::forward<Handler>(h));
+}
 
 Connection::Connection(asio::any_io_executor ex, std::string host, std::uint16_t port,
                        const Options& options, std::unique_ptr<detail::ProtocolDriver> driver)
@@ -30,7 +81,9 @@ Connection::Connection(asio::any_io_executor ex, std::string host, std::uint16_t
       connect_timer_(strand_),
       retry_timer_(strand_),
       health_timer_(strand_),
-      backoff_(options.reconnect_initial_delay) {}
+      backoff_(options.reconnect_initial_delay) {
+    if (options_.tls) tls_context_ = make_tls_context(*options_.tls);
+}
 
 Connection::~Connection() = default;
 
@@ -119,14 +172,15 @@ void Connection::do_connect() {
         if (ec || gen != self->generation_ || self->state() != ConnectionState::connecting) return;
         self->fail(errc::timeout, "connect timed out");
     });
+    if (tls_context_) tls_ = std::make_shared<asio::ssl::stream<Socket>>(strand_, *tls_context_);
     // Numeric addresses skip the resolver (which runs getaddrinfo on a helper thread).
     std::error_code addr_ec;
     const auto addr = asio::ip::make_address(host_, addr_ec);
     if (!addr_ec) {
-        socket_.async_connect(asio::ip::tcp::endpoint(addr, port_),
-                              [self = shared_from_this(), gen](const std::error_code& ec) {
-                                  self->on_connected(gen, ec);
-                              });
+        tcp().async_connect(asio::ip::tcp::endpoint(addr, port_),
+                            [self = shared_from_this(), gen](const std::error_code& ec) {
+                                self->on_connected(gen, ec);
+                            });
         return;
     }
     resolver_.async_resolve(
@@ -144,7 +198,7 @@ void Connection::on_resolved(std::uint64_t gen, const std::error_code& ec,
         fail(errc::resolve_failed, ec.message());
         return;
     }
-    asio::async_connect(socket_, results,
+    asio::async_connect(tcp(), results,
                         [self = shared_from_this(), gen](const std::error_code& cec,
                                                          const asio::ip::tcp::endpoint&) {
                             self->on_connected(gen, cec);
@@ -158,7 +212,32 @@ void Connection::on_connected(std::uint64_t gen, const std::error_code& ec) {
         return;
     }
     std::error_code ignored;
-    socket_.set_option(asio::ip::tcp::no_delay(options_.tcp_nodelay), ignored);
+    tcp().set_option(asio::ip::tcp::no_delay(options_.tcp_nodelay), ignored);
+    if (tls_) {
+        start_tls(gen);
+        return;
+    }
+    after_transport();
+}
+
+void Connection::start_tls(std::uint64_t gen) {
+    const auto& tls = *options_.tls;
+    const std::string& name = tls.server_name.empty() ? host_ : tls.server_name;
+    // SNI, so a server behind one address with several certificates picks the right one.
+    SSL_set_tlsext_host_name(tls_->native_handle(), name.c_str());
+    if (tls.verify) tls_->set_verify_callback(asio::ssl::host_name_verification(name));
+    tls_->async_handshake(asio::ssl::stream_base::client,
+                          [self = shared_from_this(), gen, s = tls_](const std::error_code& ec) {
+                              if (gen != self->generation_) return;
+                              if (ec) {
+                                  self->fail(errc::tls_error, "TLS handshake: " + ec.message());
+                                  return;
+                              }
+                              self->after_transport();
+                          });
+}
+
+void Connection::after_transport() {
     driver_->reset();
     rbuf_.clear();
     read_need_ = 0;
@@ -182,12 +261,11 @@ void Connection::write_handshake() {
     // (and queues the next message) before this write's completion runs cannot disturb it.
     auto bytes = std::make_shared<std::string>(handshake_out_.contiguous());
     handshake_out_.clear();
-    asio::async_write(socket_, asio::buffer(*bytes),
-                      [self = shared_from_this(), gen = generation_, bytes](
-                          const std::error_code& ec, std::size_t) {
-                          if (gen != self->generation_) return;
-                          if (ec) self->fail(errc::connect_failed, "handshake write failed");
-                      });
+    async_write_all(asio::buffer(*bytes), [self = shared_from_this(), gen = generation_, bytes](
+                                              const std::error_code& ec, std::size_t) {
+        if (gen != self->generation_) return;
+        if (ec) self->fail(errc::connect_failed, "handshake write failed");
+    });
 }
 
 void Connection::become_connected() {
@@ -221,9 +299,9 @@ void Connection::flush() {
     writing_ = true;
     // A span, not the vector: the write operation keeps a copy of its buffer sequence, and
     // copying the vector allocated once per write. iov_ is left alone until on_written.
-    asio::async_write(socket_, std::span<const asio::const_buffer>(iov_),
-                      [self = shared_from_this(), gen = generation_](
-                          const std::error_code& ec, std::size_t) { self->on_written(gen, ec); });
+    async_write_all(std::span<const asio::const_buffer>(iov_),
+                    [self = shared_from_this(), gen = generation_](
+                        const std::error_code& ec, std::size_t) { self->on_written(gen, ec); });
 }
 
 void Connection::on_written(std::uint64_t gen, const std::error_code& ec) {
@@ -247,11 +325,9 @@ void Connection::on_written(std::uint64_t gen, const std::error_code& ec) {
 void Connection::start_read() {
     // One read is always pending while connected (it also notices the server closing).
     auto space = rbuf_.prepare(std::max(read_need_, min_read_size));
-    socket_.async_read_some(
-        asio::buffer(space.data(), space.size()),
-        [self = shared_from_this(), gen = generation_](const std::error_code& ec, std::size_t n) {
-            self->on_read(gen, ec, n);
-        });
+    async_read_some(asio::buffer(space.data(), space.size()),
+                    [self = shared_from_this(), gen = generation_](
+                        const std::error_code& ec, std::size_t n) { self->on_read(gen, ec, n); });
 }
 
 void Connection::on_read(std::uint64_t gen, const std::error_code& ec, std::size_t n) {
@@ -318,7 +394,7 @@ void Connection::arm_health_timer() {
 void Connection::fail(std::error_code ec, const std::string& /*why*/) {
     ++generation_;  // every handler of the old socket is now stale
     std::error_code ignored;
-    socket_.close(ignored);
+    tcp().close(ignored);
     resolver_.cancel();
     connect_timer_.cancel();
     health_timer_.cancel();

@@ -27,6 +27,8 @@
 #include "net/read_buffer.hpp"
 
 #include <asio/ip/tcp.hpp>
+#include <asio/ssl/context.hpp>
+#include <asio/ssl/stream.hpp>
 #include <asio/steady_timer.hpp>
 #include <asio/strand.hpp>
 
@@ -35,6 +37,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -69,6 +72,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     void on_resolved(std::uint64_t gen, const std::error_code& ec,
                      asio::ip::tcp::resolver::results_type results);
     void on_connected(std::uint64_t gen, const std::error_code& ec);
+    void start_tls(std::uint64_t gen);
+    void after_transport();
     void start_handshake();
     void write_handshake();
     void become_connected();
@@ -100,8 +105,20 @@ class Connection : public std::enable_shared_from_this<Connection> {
     const Options options_;
     std::unique_ptr<detail::ProtocolDriver> driver_;
 
+    // The transport: a plain socket, or a TLS stream over its own socket (recreated on every
+    // connect, since a TLS stream cannot be reused). tcp() is whichever socket is live.
+    Socket& tcp() noexcept { return tls_ ? tls_->next_layer() : socket_; }
+    template <class Buffers, class Handler>
+    void async_read_some(const Buffers& b, Handler&& h);
+    template <class Buffers, class Handler>
+    void async_write_all(const Buffers& b, Handler&& h);
+
     // Strand-only state.
     Socket socket_;
+    std::unique_ptr<asio::ssl::context> tls_context_;  // null without TLS
+    // Shared so that each pending TLS operation can keep the stream it runs on alive until it
+    // completes, even after a failure replaced it.
+    std::shared_ptr<asio::ssl::stream<Socket>> tls_;
     Resolver resolver_;
     Timer connect_timer_;
     Timer retry_timer_;

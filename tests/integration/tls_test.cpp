@@ -1,0 +1,136 @@
+// TLS against a real memcached started with -Z and certificates this test makes with the
+// openssl command-line tool: verification on by default, SNI, a clear error when it fails.
+#include "folsom/blocking_client.hpp"
+
+#include "support/memcached_server.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+namespace {
+
+using namespace std::chrono_literals;
+using folsom::errc;
+namespace fs = std::filesystem;
+
+void run(const std::string& cmd) {
+    ASSERT_EQ(std::system((cmd + " >/dev/null 2>&1").c_str()), 0) << cmd;
+}
+
+/// A CA, a server certificate for localhost/127.0.0.1 signed by it, and an unrelated CA.
+class TlsFiles {
+  public:
+    TlsFiles() {
+        char tmpl[] = "/tmp/folsom-tls-XXXXXX";
+        dir_ = ::mkdtemp(tmpl);
+        const std::string ec = " -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
+        run("openssl req -x509" + ec + " -keyout " + p("ca.key") + " -out " + p("ca.pem") +
+            " -days 2 -subj /CN=folsom-test-ca");
+        run("openssl req -x509" + ec + " -keyout " + p("other.key") + " -out " + p("other.pem") +
+            " -days 2 -subj /CN=someone-else");
+        run("openssl req" + ec + " -keyout " + p("server.key") + " -out " + p("server.csr") +
+            " -subj /CN=localhost");
+        std::ofstream(p("san.ext")) << "subjectAltName=DNS:localhost,IP:127.0.0.1\n";
+        run("openssl x509 -req -in " + p("server.csr") + " -CA " + p("ca.pem") + " -CAkey " +
+            p("ca.key") + " -CAcreateserial -out " + p("server.pem") + " -days 2 -extfile " +
+            p("san.ext"));
+    }
+    ~TlsFiles() { fs::remove_all(dir_); }
+    std::string p(const std::string& name) const { return (fs::path(dir_) / name).string(); }
+
+  private:
+    std::string dir_;
+};
+
+class Tls : public ::testing::Test {
+  protected:
+    static void SetUpTestSuite() { files_ = new TlsFiles(); }
+    static void TearDownTestSuite() {
+        delete files_;
+        files_ = nullptr;
+    }
+
+    Tls()
+        : server_({"-Z", "-o",
+                   "ssl_chain_cert=" + files_->p("server.pem") +
+                       ",ssl_key=" + files_->p("server.key")}) {}
+
+    folsom::Options options(folsom::TlsOptions tls) const {
+        folsom::Options o;
+        o.servers = {server_.address()};
+        o.tls = std::move(tls);
+        o.connect_timeout = 2s;
+        o.reconnect_initial_delay = 50ms;
+        return o;
+    }
+
+    static TlsFiles* files_;
+    folsom::test::MemcachedServer server_;
+};
+TlsFiles* Tls::files_ = nullptr;
+
+TEST_F(Tls, VerifiedConnectionWorks) {
+    folsom::TlsOptions tls;
+    tls.ca_file = files_->p("ca.pem");
+    folsom::BlockingClient c(options(tls));  // the name checked is the host: 127.0.0.1 (IP SAN)
+    EXPECT_EQ(c.set("k", "over tls"), folsom::Status::stored);
+    EXPECT_EQ(c.get("k")->data, "over tls");
+    EXPECT_EQ(c.get_multi(std::vector<std::string_view>{"k", "x"}).values.size(), 2u);
+}
+
+TEST_F(Tls, ServerNameForSniAndVerification) {
+    folsom::TlsOptions tls;
+    tls.ca_file = files_->p("ca.pem");
+    tls.server_name = "localhost";
+    folsom::BlockingClient c(options(tls));
+    EXPECT_EQ(c.set("k", "v"), folsom::Status::stored);
+}
+
+TEST_F(Tls, UntrustedCertificateFailsWithTlsError) {
+    folsom::TlsOptions tls;
+    tls.ca_file = files_->p("other.pem");
+    folsom::BlockingClient c(options(tls));
+    try {
+        c.get("k");
+        ADD_FAILURE() << "connected to an untrusted server";
+    } catch (const std::system_error& e) {
+        EXPECT_EQ(e.code(), errc::tls_error) << e.what();
+    }
+}
+
+TEST_F(Tls, WrongServerNameFailsWithTlsError) {
+    folsom::TlsOptions tls;
+    tls.ca_file = files_->p("ca.pem");
+    tls.server_name = "not-the-server.example";
+    folsom::BlockingClient c(options(tls));
+    try {
+        c.get("k");
+        ADD_FAILURE() << "accepted a certificate for another name";
+    } catch (const std::system_error& e) {
+        EXPECT_EQ(e.code(), errc::tls_error) << e.what();
+    }
+}
+
+TEST_F(Tls, VerificationCanBeTurnedOffForTests) {
+    folsom::TlsOptions tls;
+    tls.verify = false;
+    folsom::BlockingClient c(options(tls));
+    EXPECT_EQ(c.set("k", "v"), folsom::Status::stored);
+}
+
+TEST_F(Tls, AMissingCaFileIsAClearErrorAtConnect) {
+    folsom::TlsOptions tls;
+    tls.ca_file = files_->p("does-not-exist.pem");
+    try {
+        folsom::BlockingClient c(options(tls));
+        ADD_FAILURE() << "no error";
+    } catch (const std::system_error& e) {
+        EXPECT_EQ(e.code(), errc::tls_error);
+        EXPECT_NE(std::string(e.what()).find("CA file"), std::string::npos) << e.what();
+    }
+}
+
+}  // namespace
