@@ -160,8 +160,10 @@ int BenchCommand::run() {
     }
     s.servers = runner->servers();
     if (auto failure = runner->check_servers(&s.server_versions)) {
-        // "<server>: could not connect..." reads better as "cannot connect to <server>".
-        throw CliError(fmt::format("cannot reach {}", *failure));
+        cli::ErrorContext ctx;
+        ctx.server = failure->server;
+        ctx.timeout_ms = g_.timeout_ms;
+        throw CliError(cli::describe(failure->error, ctx));
     }
 
     std::string versions;

@@ -27,7 +27,7 @@ class EmbeddedMemcached {
     pid_t pid() const noexcept { return pid_; }
     const std::string& binary() const noexcept { return binary_; }
 
-    /// SIGTERM, then SIGKILL if it has not exited within a second; reaps it. Idempotent.
+    /// SIGKILL and reap. Idempotent.
     void stop() noexcept;
 
     /// The PID of the running embedded server, or -1: for a signal handler that must kill it

@@ -318,13 +318,19 @@ Runner::Runner(const Workload& w, const Options& base, const std::atomic<bool>& 
 
 Runner::~Runner() = default;
 
-std::optional<std::string> Runner::check_servers(std::vector<std::string>* versions) {
+std::optional<Runner::ServerFailure> Runner::check_servers(std::vector<std::string>* versions) {
     for (auto& wk : workers_) {
         // One version request per connection: the pool hands requests out round-robin.
         for (std::size_t c = 0; c < w_.connections; ++c) {
-            auto nodes = wk->client().version(asio::use_future).get();
+            std::vector<NodeResult<std::string>> nodes;
+            try {
+                nodes = wk->client().version(asio::use_future).get();
+            } catch (const std::system_error& e) {
+                // Every server failed: the error is the first server's.
+                return ServerFailure{servers_.front(), e.code()};
+            }
             for (const auto& n : nodes) {
-                if (n.error) return fmt::format("{}: {}", n.server, n.error.message());
+                if (n.error) return ServerFailure{n.server, n.error};
                 if (versions && versions->size() < servers_.size()) versions->push_back(n.value);
             }
         }

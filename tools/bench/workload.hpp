@@ -29,6 +29,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <vector>
 
 namespace folsom::bench {
@@ -95,9 +96,14 @@ class Runner {
     Runner(const Runner&) = delete;
     Runner& operator=(const Runner&) = delete;
 
-    /// Asks every server for its version through every worker's client, so connecting is not
-    /// measured. Returns "<server>: <why>" for the first failure, or nothing.
-    std::optional<std::string> check_servers(std::vector<std::string>* versions = nullptr);
+    /// A server that did not answer, and why.
+    struct ServerFailure {
+        std::string server;
+        std::error_code error;
+    };
+    /// Asks every server for its version through every connection of every worker, so
+    /// connecting is not measured. Returns the first failure, or nothing.
+    std::optional<ServerFailure> check_servers(std::vector<std::string>* versions = nullptr);
 
     /// Sets every key of the key space once (not measured). Bounded by `cap`.
     PhaseResult preload(std::chrono::milliseconds cap);
