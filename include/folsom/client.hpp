@@ -309,7 +309,9 @@ private:
                         std::uint32_t exptime, Token&& token) {
         return asio::async_initiate<Token, void(std::error_code, MultiGetResult)>(
             [this, code, keys, exptime](auto handler) {
-                start_multi(code, keys, exptime, std::move(handler));
+                // this-> spelled out: clang 14 misses the use of `this` in a dependent call
+                // and fails the build with -Wunused-lambda-capture.
+                this->start_multi(code, keys, exptime, std::move(handler));
             },
             token);
     }
