@@ -171,7 +171,7 @@ int BenchCommand::run() {
         versions += fmt::format("{}{} (memcached {})", i ? ", " : "", s.servers[i],
                                 i < s.server_versions.size() ? s.server_versions[i] : "?");
     if (embedded)
-        fmt::print("server: {} — embedded {}, pid {}\n", versions, embedded->binary(),
+        fmt::print("server: {} - embedded {}, pid {}\n", versions, embedded->binary(),
                    embedded->pid());
     else
         fmt::print("server: {}\n", versions);
