@@ -429,6 +429,20 @@ TEST(CliUnreachable, ExitsQuicklyNamingTheServer) {
     EXPECT_LT(r.elapsed, 3s);
 }
 
+TEST_F(Cli, AServerThatStopsAnsweringTimesOut) {
+    server.freeze();  // keeps its socket: connects succeed, replies never come
+    for (const std::vector<std::string>& cmd :
+         std::vector<std::vector<std::string>>{{"get", "k"}, {"version"}, {"bench"}}) {
+        std::vector<std::string> args = {"--timeout-ms", "300"};
+        args.insert(args.end(), cmd.begin(), cmd.end());
+        const auto r = run(with(args));
+        EXPECT_ONE_ERROR_LINE(r, server.address());
+        EXPECT_NE(r.err.find("timed out"), std::string::npos) << r.err;
+        EXPECT_LT(r.elapsed, 2s) << cmd.front();
+    }
+    server.thaw();
+}
+
 TEST_F(Cli, UnavailableProtocolIsAClearError) {
     // The binary and meta drivers arrive separately; until then connect refuses them.
     for (const char* p : {"binary", "meta"}) {

@@ -232,7 +232,7 @@ int BenchCommand::run() {
     if (r.stuck)
         throw CliError(
             fmt::format("{} requests were still in flight past the request timeout", r.stuck));
-    if (s.counts.ops > 0 && s.counts.errors == s.counts.ops) {
+    if (s.counts.ops == 0 && s.counts.errors > 0) {
         std::string first = s.counts.errors_by_message.empty()
                                 ? std::string("?")
                                 : s.counts.errors_by_message.begin()->first;

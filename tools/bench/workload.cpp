@@ -195,12 +195,11 @@ class Slot {
         bump(w_.errors);
     }
 
-    Clock::time_point finish(std::size_t keys) {
-        const auto now = Clock::now();
+    /// A request that got its reply: it counts towards throughput.
+    void succeeded(std::size_t keys) {
         w_.counts.ops += 1;
         w_.counts.keys += keys;
         bump(w_.ops);
-        return now;
     }
 
     void record(Clock::time_point now) {
@@ -209,11 +208,12 @@ class Slot {
     }
 
     void done_get(std::error_code ec, bool hit) {
-        const auto now = finish(1);
+        const auto now = Clock::now();
         if (ec) {
             failed(ec.message());
         } else {
             record(now);
+            succeeded(1);
             ++w_.counts.gets;
             ++(hit ? w_.counts.hits : w_.counts.misses);
         }
@@ -221,19 +221,23 @@ class Slot {
     }
 
     void done_set(std::error_code ec, Status s) {
-        const auto now = finish(1);
+        const auto now = Clock::now();
         if (ec) {
             failed(ec.message());
         } else {
-            record(now);
-            ++w_.counts.sets;
-            if (s != Status::stored) failed(fmt::format("store refused: {}", to_string(s)));
+            ++w_.counts.sets;  // the server saw it, whatever it said
+            if (s == Status::stored) {
+                record(now);
+                succeeded(1);
+            } else {
+                failed(fmt::format("store refused: {}", to_string(s)));
+            }
         }
         issue(now);
     }
 
     void done_mget(std::error_code ec, const MultiGetResult& r) {
-        const auto now = finish(keys_.size());
+        const auto now = Clock::now();
         if (ec) {
             failed(ec.message());
         } else {
@@ -245,6 +249,7 @@ class Slot {
                     }
             } else {
                 record(now);
+                succeeded(keys_.size());
             }
             for (std::size_t i = 0; i < r.values.size(); ++i) {
                 if (!r.errors.empty() && r.errors[i]) continue;
