@@ -1,0 +1,537 @@
+// The `folsom` program, run as a subprocess against real memcached processes: every command
+// and exit status, binary values through stdin, refused input (nothing sent), unreachable
+// servers, --help, and `bench` whose JSON counts match the server's own statistics.
+#include "support/memcached_server.hpp"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstring>
+#include <fcntl.h>
+#include <fstream>
+#include <poll.h>
+#include <regex>
+#include <signal.h>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <vector>
+
+extern char** environ;
+
+namespace {
+
+using namespace std::chrono_literals;
+using folsom::test::MemcachedServer;
+using folsom::test::raw_request;
+using folsom::test::stat_value;
+
+const std::string folsom_binary = FOLSOM_BINARY_DIR "/tools/folsom";
+
+struct Run {
+    int status = -1;  ///< exit status, or 128 + signal
+    std::string out;
+    std::string err;
+    std::chrono::milliseconds elapsed{0};
+
+    /// stderr lines (a trailing newline does not start another line).
+    int err_lines() const {
+        int n = 0;
+        for (char c : err)
+            n += c == '\n';
+        if (!err.empty() && err.back() != '\n') ++n;
+        return n;
+    }
+};
+
+/// Runs the folsom binary with `args`, feeding `input` on stdin. $MEMCACHED_SERVERS is removed
+/// from its environment unless `env_servers` is given. Killed after 20 s.
+Run run(const std::vector<std::string>& args, const std::string& input = {},
+        const std::string* env_servers = nullptr) {
+    std::vector<std::string> env;
+    for (char** e = environ; *e; ++e)
+        if (std::strncmp(*e, "MEMCACHED_SERVERS=", 18) != 0) env.emplace_back(*e);
+    if (env_servers) env.push_back("MEMCACHED_SERVERS=" + *env_servers);
+    std::vector<std::string> argv_s = {folsom_binary};
+    argv_s.insert(argv_s.end(), args.begin(), args.end());
+    std::vector<char*> argv, envp;
+    for (auto& a : argv_s)
+        argv.push_back(a.data());
+    argv.push_back(nullptr);
+    for (auto& e : env)
+        envp.push_back(e.data());
+    envp.push_back(nullptr);
+
+    int in[2], out[2], err[2];
+    if (::pipe2(in, O_CLOEXEC) || ::pipe2(out, O_CLOEXEC) || ::pipe2(err, O_CLOEXEC))
+        throw std::runtime_error("pipe failed");
+    const auto start = std::chrono::steady_clock::now();
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        ::dup2(in[0], 0);
+        ::dup2(out[1], 1);
+        ::dup2(err[1], 2);
+        ::execve(argv[0], argv.data(), envp.data());
+        ::_exit(127);
+    }
+    ::close(in[0]);
+    ::close(out[1]);
+    ::close(err[1]);
+    ::signal(SIGPIPE, SIG_IGN);
+
+    Run r;
+    std::size_t written = 0;
+    int in_fd = in[1];
+    if (input.empty()) {
+        ::close(in_fd);
+        in_fd = -1;
+    } else {
+        ::fcntl(in_fd, F_SETFL, O_NONBLOCK);
+    }
+    bool out_open = true, err_open = true;
+    const auto deadline = start + 20s;
+    while ((out_open || err_open) && std::chrono::steady_clock::now() < deadline) {
+        pollfd fds[3];
+        int n = 0;
+        int i_out = -1, i_err = -1, i_in = -1;
+        if (out_open) fds[i_out = n++] = {out[0], POLLIN, 0};
+        if (err_open) fds[i_err = n++] = {err[0], POLLIN, 0};
+        if (in_fd >= 0) fds[i_in = n++] = {in_fd, POLLOUT, 0};
+        if (::poll(fds, static_cast<nfds_t>(n), 100) <= 0) continue;
+        char buf[65536];
+        auto drain = [&](int idx, int fd, bool& open, std::string& into) {
+            if (idx < 0 || !(fds[idx].revents & (POLLIN | POLLHUP | POLLERR))) return;
+            const ssize_t k = ::read(fd, buf, sizeof buf);
+            if (k <= 0)
+                open = false;
+            else
+                into.append(buf, static_cast<std::size_t>(k));
+        };
+        drain(i_out, out[0], out_open, r.out);
+        drain(i_err, err[0], err_open, r.err);
+        if (i_in >= 0 && (fds[i_in].revents & (POLLOUT | POLLERR | POLLHUP))) {
+            const ssize_t k = ::write(in_fd, input.data() + written, input.size() - written);
+            if (k > 0) written += static_cast<std::size_t>(k);
+            if (k < 0 || written == input.size()) {
+                ::close(in_fd);
+                in_fd = -1;
+            }
+        }
+    }
+    if (in_fd >= 0) ::close(in_fd);
+    ::close(out[0]);
+    ::close(err[0]);
+    if (out_open || err_open) ::kill(pid, SIGKILL);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    r.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - start);
+    r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return r;
+}
+
+std::string stats(const MemcachedServer& s) {
+    return raw_request(s.port(), "stats\r\n", "END\r\n");
+}
+
+/// The number after "key": in a flat JSON text (enough for the bench report).
+long long json_number(const std::string& json, const std::string& key) {
+    std::smatch m;
+    if (!std::regex_search(json, m, std::regex("\"" + key + "\": (-?[0-9.]+)"))) return -1;
+    return std::stoll(m[1]);
+}
+
+std::string read_file(const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+}
+
+std::string temp_path(const std::string& name) {
+    return ::testing::TempDir() + "folsom_cli_" + std::to_string(::getpid()) + "_" + name;
+}
+
+#define EXPECT_ONE_ERROR_LINE(r, needle)                               \
+    do {                                                               \
+        EXPECT_EQ((r).status, 2) << (r).err;                           \
+        EXPECT_EQ((r).err_lines(), 1) << (r).err;                      \
+        EXPECT_NE((r).err.find(needle), std::string::npos) << (r).err; \
+        EXPECT_EQ((r).err.rfind("folsom: ", 0), 0u) << (r).err;        \
+    } while (0)
+
+class Cli : public ::testing::Test {
+  protected:
+    MemcachedServer server;
+    std::vector<std::string> with(std::vector<std::string> args) const {
+        args.insert(args.begin(), {"--servers", server.address()});
+        return args;
+    }
+};
+
+// ---- help ---------------------------------------------------------------------------------
+
+TEST(CliHelp, ProgramAndEveryCommandHaveHelp) {
+    const auto top = run({"--help"});
+    EXPECT_EQ(top.status, 0);
+    EXPECT_TRUE(top.err.empty());
+    for (const char* cmd :
+         {"get", "gets", "set", "add", "replace", "append", "prepend", "cas", "delete", "incr",
+          "decr", "touch", "stats", "flush", "version", "bench"}) {
+        EXPECT_NE(top.out.find(cmd), std::string::npos) << cmd;
+        const auto r = run({cmd, "--help"});
+        EXPECT_EQ(r.status, 0) << cmd;
+        EXPECT_NE(r.out.find("Usage"), std::string::npos) << cmd << ": " << r.out;
+        EXPECT_TRUE(r.err.empty()) << cmd;
+    }
+    EXPECT_NE(run({"bench", "--help"}).out.find("--depth"), std::string::npos);
+}
+
+TEST(CliHelp, BadArgumentsAreOneLineAndExit2) {
+    EXPECT_ONE_ERROR_LINE(run({}), "subcommand");
+    EXPECT_ONE_ERROR_LINE(run({"frobnicate"}), "folsom");
+    EXPECT_ONE_ERROR_LINE(run({"get"}), "KEY");
+    EXPECT_ONE_ERROR_LINE(run({"incr", "k", "lots"}), "N");
+    EXPECT_ONE_ERROR_LINE(run({"--timeout-ms", "0", "get", "k"}), "timeout");
+    EXPECT_ONE_ERROR_LINE(run({"--protocol", "smoke", "get", "k"}), "protocol");
+    EXPECT_ONE_ERROR_LINE(run({"--servers", "a:b:c:d", "get", "k"}), "--servers");
+    EXPECT_ONE_ERROR_LINE(run({"bench", "--op", "fly"}), "op");
+}
+
+// ---- key commands ---------------------------------------------------------------------------
+
+TEST_F(Cli, SetGetAndMiss) {
+    auto r = run(with({"set", "k", "hello"}));
+    EXPECT_EQ(r.status, 0);
+    EXPECT_EQ(r.out, "STORED\n");
+    r = run(with({"get", "k"}));
+    EXPECT_EQ(r.status, 0);
+    EXPECT_EQ(r.out, "hello");  // exactly as stored: no newline added
+    EXPECT_TRUE(r.err.empty());
+    r = run(with({"get", "missing"}));
+    EXPECT_EQ(r.status, 1);
+    EXPECT_TRUE(r.out.empty());
+    EXPECT_TRUE(r.err.empty());
+    // A value that looks like an option, after "--".
+    EXPECT_EQ(run(with({"set", "neg", "--", "-5"})).status, 0);
+    EXPECT_EQ(run(with({"get", "neg"})).out, "-5");
+    // An empty value is a value.
+    EXPECT_EQ(run(with({"set", "empty", ""})).status, 0);
+    r = run(with({"get", "empty"}));
+    EXPECT_EQ(r.status, 0);
+    EXPECT_EQ(r.out, "");
+}
+
+TEST_F(Cli, EveryByteValueThroughStdinRoundTrips) {
+    std::string value;
+    for (int rep = 0; rep < 4; ++rep)
+        for (int b = 0; b < 256; ++b)
+            value.push_back(static_cast<char>(b));
+    value += "\r\nEND\r\n";  // protocol-looking bytes inside the data
+    auto r = run(with({
+                     "set",
+                     "--flags",
+                     "42",
+                     "bin",
+                 }),
+                 value);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out, "STORED\n");
+    r = run(with({"get", "bin"}));
+    EXPECT_EQ(r.status, 0);
+    EXPECT_EQ(r.out, value);
+    // The server holds exactly those bytes, with the flags.
+    const std::string raw = raw_request(server.port(), "get bin\r\n", "END\r\n");
+    EXPECT_EQ(raw, "VALUE bin 42 " + std::to_string(value.size()) + "\r\n" + value + "\r\nEND\r\n");
+    // gets: "<cas> <flags> <length>\n" then the bytes.
+    r = run(with({"gets", "bin"}));
+    EXPECT_EQ(r.status, 0);
+    const auto nl = r.out.find('\n');
+    ASSERT_NE(nl, std::string::npos);
+    std::istringstream head(r.out.substr(0, nl));
+    unsigned long long cas = 0, flags = 0, length = 0;
+    head >> cas >> flags >> length;
+    EXPECT_GT(cas, 0u);
+    EXPECT_EQ(flags, 42u);
+    EXPECT_EQ(length, value.size());
+    EXPECT_EQ(r.out.substr(nl + 1), value);
+    EXPECT_EQ(run(with({"gets", "nothing"})).status, 1);
+}
+
+TEST_F(Cli, ConditionalStores) {
+    EXPECT_EQ(run(with({"add", "k", "1"})).out, "STORED\n");
+    auto r = run(with({"add", "k", "2"}));
+    EXPECT_EQ(r.status, 1);
+    EXPECT_EQ(r.out, "NOT_STORED\n");
+    r = run(with({"replace", "absent", "x"}));
+    EXPECT_EQ(r.status, 1);
+    EXPECT_EQ(r.out, "NOT_STORED\n");
+    EXPECT_EQ(run(with({"replace", "k", "mid"})).status, 0);
+    EXPECT_EQ(run(with({"append", "k", "--", "-end"})).status, 0);
+    EXPECT_EQ(run(with({"prepend", "k", "start-"})).status, 0);
+    EXPECT_EQ(run(with({"get", "k"})).out, "start-mid-end");
+    EXPECT_EQ(run(with({"append", "absent", "x"})).status, 1);
+    EXPECT_EQ(run(with({"prepend", "absent", "x"})).status, 1);
+    // A negative ttl stores an already expired item.
+    EXPECT_EQ(run(with({"set", "--ttl", "-1", "gone", "x"})).status, 0);
+    EXPECT_EQ(run(with({"get", "gone"})).status, 1);
+}
+
+TEST_F(Cli, CheckAndSet) {
+    ASSERT_EQ(run(with({"set", "c", "v1"})).status, 0);
+    auto g = run(with({"gets", "c"}));
+    ASSERT_EQ(g.status, 0);
+    const std::string cas = g.out.substr(0, g.out.find(' '));
+    auto r = run(with({"cas", "c", cas, "v2"}));
+    EXPECT_EQ(r.status, 0);
+    EXPECT_EQ(r.out, "STORED\n");
+    r = run(with({"cas", "c", cas, "v3"}));  // the cas has moved on
+    EXPECT_EQ(r.status, 1);
+    EXPECT_EQ(r.out, "EXISTS\n");
+    r = run(with({"cas", "nope", cas, "v"}));
+    EXPECT_EQ(r.status, 1);
+    EXPECT_EQ(r.out, "NOT_FOUND\n");
+    EXPECT_EQ(run(with({"get", "c"})).out, "v2");
+    r = run(with({"cas", "c", "notanumber", "v"}));
+    EXPECT_ONE_ERROR_LINE(r, "CAS");
+}
+
+TEST_F(Cli, DeleteTouchIncrDecr) {
+    ASSERT_EQ(run(with({"set", "n", "10"})).status, 0);
+    auto r = run(with({"incr", "n", "5"}));
+    EXPECT_EQ(r.status, 0);
+    EXPECT_EQ(r.out, "15\n");
+    r = run(with({"decr", "n", "100"}));
+    EXPECT_EQ(r.status, 0);
+    EXPECT_EQ(r.out, "0\n");
+    r = run(with({"incr", "missing", "1"}));
+    EXPECT_EQ(r.status, 1);
+    EXPECT_TRUE(r.out.empty());
+    EXPECT_EQ(run(with({"decr", "missing", "1"})).status, 1);
+    // incr on a value that is not a number: the server refuses; that is an error.
+    ASSERT_EQ(run(with({"set", "word", "abc"})).status, 0);
+    EXPECT_ONE_ERROR_LINE(run(with({"incr", "word", "1"})), server.address());
+
+    r = run(with({"touch", "n", "100"}));
+    EXPECT_EQ(r.status, 0);
+    EXPECT_EQ(r.out, "TOUCHED\n");
+    r = run(with({"touch", "missing", "100"}));
+    EXPECT_EQ(r.status, 1);
+    EXPECT_EQ(r.out, "NOT_FOUND\n");
+
+    r = run(with({"delete", "n"}));
+    EXPECT_EQ(r.status, 0);
+    EXPECT_EQ(r.out, "DELETED\n");
+    r = run(with({"delete", "n"}));
+    EXPECT_EQ(r.status, 1);
+    EXPECT_EQ(r.out, "NOT_FOUND\n");
+}
+
+// ---- every-server commands --------------------------------------------------------------------
+
+TEST_F(Cli, StatsVersionFlushOnEveryServer) {
+    MemcachedServer second;
+    const std::string both = server.address() + "," + second.address();
+    auto r = run({"--servers", both, "stats"});
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find(server.address() + " cmd_get "), std::string::npos);
+    EXPECT_NE(r.out.find(second.address() + " cmd_get "), std::string::npos);
+    std::istringstream lines(r.out);
+    for (std::string line; std::getline(lines, line);) {
+        std::istringstream words(line);
+        std::string a, b, c;
+        words >> a >> b >> c;
+        EXPECT_TRUE(a == server.address() || a == second.address()) << line;
+        EXPECT_FALSE(b.empty()) << line;
+    }
+    r = run({"--servers", both, "stats", "settings"});
+    EXPECT_EQ(r.status, 0);
+    EXPECT_NE(r.out.find(second.address() + " maxbytes "), std::string::npos);
+
+    r = run({"--servers", both, "version"});
+    EXPECT_EQ(r.status, 0);
+    EXPECT_EQ(r.out.rfind(server.address() + " 1.", 0), 0u) << r.out;
+    EXPECT_NE(r.out.find(std::string(1, '\n').append(second.address()).append(" 1.")),
+              std::string::npos)
+        << r.out;  // (appended: g++ 12 warns falsely on "literal" + std::string)
+
+    ASSERT_EQ(run(with({"set", "f", "x"})).status, 0);
+    r = run({"--servers", both, "flush"});
+    EXPECT_EQ(r.status, 0);
+    EXPECT_EQ(r.out, server.address() + " OK\n" + second.address() + " OK\n");
+    EXPECT_EQ(run(with({"get", "f"})).status, 1);
+    EXPECT_EQ(run(with({"flush", "--delay", "0"})).status, 0);
+
+    // One server down: the others still answer; one error line names the one that did not.
+    second.kill();
+    r = run({"--servers", both, "version"});
+    EXPECT_ONE_ERROR_LINE(r, second.address());
+    EXPECT_NE(r.out.find(server.address() + " 1."), std::string::npos);
+}
+
+TEST_F(Cli, ServersDefaultToTheEnvironment) {
+    const std::string addr = server.address();
+    auto r = run({"version"}, {}, &addr);
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out.rfind(addr + " ", 0), 0u);
+    // --servers wins over the environment.
+    const std::string bogus = "127.0.0.1:1";
+    r = run({"--servers", addr, "version"}, {}, &bogus);
+    EXPECT_EQ(r.status, 0) << r.err;
+}
+
+// ---- refused input: exit 2, one line, nothing sent ------------------------------------------
+
+TEST_F(Cli, InvalidKeysAreRefusedBeforeAnythingIsSent) {
+    const std::string before = stats(server);
+    const std::vector<std::string> bad = {
+        "a b", "line\r\nset x 0 0 1", std::string(251, 'k'), "tab\tkey", "del\x7f", "\x01",
+        ""};  // (argv cannot carry a NUL byte)
+    for (const auto& key : bad) {
+        SCOPED_TRACE(key);
+        EXPECT_ONE_ERROR_LINE(run(with({"get", key})), "invalid key");
+        EXPECT_ONE_ERROR_LINE(run(with({"set", key, "v"})), "invalid key");
+        EXPECT_ONE_ERROR_LINE(run(with({"delete", key})), "invalid key");
+        EXPECT_ONE_ERROR_LINE(run(with({"incr", key, "1"})), "invalid key");
+    }
+    const std::string after = stats(server);
+    for (const char* s :
+         {"cmd_get", "cmd_set", "delete_misses", "delete_hits", "incr_misses", "get_misses"})
+        EXPECT_EQ(stat_value(after, s), stat_value(before, s)) << s;
+}
+
+TEST_F(Cli, TooLargeValuesAreRefused) {
+    const std::string before = stats(server);
+    const std::string huge(1024 * 1024 + 1, 'x');
+    auto r = run(with({"set", "big"}), huge);
+    EXPECT_ONE_ERROR_LINE(r, "too large");
+    EXPECT_EQ(stat_value(stats(server), "cmd_set"), stat_value(before, "cmd_set"));
+    // Exactly the client's limit passes the client but not memcached's 1 MiB item size.
+    r = run(with({"set", "big"}), std::string(1024 * 1024, 'x'));
+    EXPECT_ONE_ERROR_LINE(r, server.address());
+    EXPECT_EQ(run(with({"get", "big"})).status, 1);
+}
+
+TEST(CliUnreachable, ExitsQuicklyNamingTheServer) {
+    const std::string addr = "127.0.0.1:" + std::to_string(folsom::test::free_loopback_port());
+    for (const std::vector<std::string>& cmd : std::vector<std::vector<std::string>>{
+             {"get", "k"}, {"set", "k", "v"}, {"stats"}, {"version"}, {"flush"}}) {
+        std::vector<std::string> args = {"--servers", addr};
+        args.insert(args.end(), cmd.begin(), cmd.end());
+        const auto r = run(args);
+        EXPECT_ONE_ERROR_LINE(r, addr);
+        EXPECT_NE(r.err.find("cannot connect"), std::string::npos) << r.err;
+        EXPECT_LT(r.elapsed, 2s) << cmd.front();
+    }
+    const auto r = run({"--servers", addr, "bench", "--duration", "1"});
+    EXPECT_ONE_ERROR_LINE(r, addr);
+    EXPECT_LT(r.elapsed, 3s);
+}
+
+TEST_F(Cli, AServerThatStopsAnsweringTimesOut) {
+    server.freeze();  // keeps its socket: connects succeed, replies never come
+    for (const std::vector<std::string>& cmd :
+         std::vector<std::vector<std::string>>{{"get", "k"}, {"version"}, {"bench"}}) {
+        std::vector<std::string> args = {"--timeout-ms", "300"};
+        args.insert(args.end(), cmd.begin(), cmd.end());
+        const auto r = run(with(args));
+        EXPECT_ONE_ERROR_LINE(r, server.address());
+        EXPECT_NE(r.err.find("timed out"), std::string::npos) << r.err;
+        EXPECT_LT(r.elapsed, 2s) << cmd.front();
+    }
+    server.thaw();
+}
+
+TEST_F(Cli, UnavailableProtocolIsAClearError) {
+    // The binary and meta drivers arrive separately; until then connect refuses them.
+    for (const char* p : {"binary", "meta"}) {
+        const auto r = run(with({"--protocol", p, "get", "k"}));
+        if (r.status == 2) {
+            EXPECT_ONE_ERROR_LINE(r, p);
+        } else {
+            EXPECT_EQ(r.status, 1) << r.err;  // the driver exists: a plain miss
+        }
+    }
+}
+
+// ---- bench ------------------------------------------------------------------------------------
+
+struct BenchCase {
+    std::vector<std::string> args;
+    long long ops;
+};
+
+TEST_F(Cli, BenchCountsMatchTheServersStatistics) {
+    const std::vector<BenchCase> cases = {
+        {{"--op", "get", "--keys", "300", "--requests", "4000", "--depth", "16"}, 4000},
+        {{"--op", "mixed", "--set-ratio", "0.3", "--keys", "500", "--requests", "3000", "--depth",
+          "8", "--connections", "2", "--threads", "2"},
+         3000},
+        {{"--op", "mget", "--batch", "10", "--keys", "1000", "--requests", "500", "--no-preload"},
+         500},
+        {{"--op", "set", "--keys", "100", "--requests", "1000", "--value-size", "300"}, 1000},
+    };
+    for (const auto& c : cases) {
+        const std::string json_path = temp_path("bench.json");
+        std::vector<std::string> args = {"bench", "--json", json_path};
+        args.insert(args.end(), c.args.begin(), c.args.end());
+        const std::string before = stats(server);
+        const auto r = run(with(args));
+        const std::string after = stats(server);
+        ASSERT_EQ(r.status, 0) << r.err << r.out;
+        EXPECT_TRUE(r.err.empty()) << r.err;
+        const std::string json = read_file(json_path);
+        SCOPED_TRACE(json);
+        auto delta = [&](const char* s) { return stat_value(after, s) - stat_value(before, s); };
+        EXPECT_EQ(json_number(json, "ops"), c.ops);
+        EXPECT_EQ(json_number(json, "errors"), 0);
+        EXPECT_EQ(json_number(json, "gets"), delta("cmd_get"));
+        EXPECT_EQ(json_number(json, "hits"), delta("get_hits"));
+        EXPECT_EQ(json_number(json, "misses"), delta("get_misses"));
+        EXPECT_EQ(json_number(json, "sets") + json_number(json, "preload_sets"), delta("cmd_set"));
+        EXPECT_EQ(json_number(json, "hits") + json_number(json, "misses"),
+                  json_number(json, "gets"));
+        EXPECT_GT(json_number(json, "ops_per_sec"), 0);
+        EXPECT_NE(json.find("\"latency_us\": {\"p50\": "), std::string::npos);
+        EXPECT_NE(json.find("\"servers\": [\"" + server.address() + "\"]"), std::string::npos);
+        ::unlink(json_path.c_str());
+    }
+}
+
+TEST_F(Cli, BenchSummaryProgressAndHtml) {
+    const std::string html_path = temp_path("bench.html");
+    const auto r = run(with({"bench", "--duration", "1.5", "--keys", "100", "--html", html_path}));
+    ASSERT_EQ(r.status, 0) << r.err;
+    // Not a terminal: progress as plain lines, no carriage returns.
+    EXPECT_EQ(r.out.find('\r'), std::string::npos);
+    EXPECT_NE(r.out.find("ops/s"), std::string::npos);
+    for (const char* field : {"ops/s", "keys/s", "hits", "misses", "errors", "cpu us/op", "p50",
+                              "p90", "p99", "p99.9", "max"})
+        EXPECT_NE(r.out.find(field), std::string::npos) << field;
+    const std::string html = read_file(html_path);
+    EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+    EXPECT_NE(html.find("<svg"), std::string::npos);
+    EXPECT_NE(html.find("<polyline"), std::string::npos);
+    // Self-contained: no scripts, no fetched resources.
+    for (const char* bad : {"<script", "src=", "href=", "@import", "url("})
+        EXPECT_EQ(html.find(bad), std::string::npos) << bad;
+    ::unlink(html_path.c_str());
+}
+
+TEST(CliBench, StartsAndStopsAPrivateServerByDefault) {
+    const std::string json_path = temp_path("embedded.json");
+    const auto r = run({"bench", "--requests", "2000", "--json", json_path});
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find("embedded"), std::string::npos) << r.out;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(r.out, m, std::regex("pid ([0-9]+)"))) << r.out;
+    const pid_t pid = std::stoi(m[1]);
+    EXPECT_NE(::kill(pid, 0), 0) << "the embedded memcached is still running";
+    const std::string json = read_file(json_path);
+    EXPECT_EQ(json_number(json, "ops"), 2000);
+    EXPECT_NE(json.find("\"embedded_server\": true"), std::string::npos);
+    ::unlink(json_path.c_str());
+}
+
+}  // namespace

@@ -1,0 +1,235 @@
+// bench::Histogram (tools/bench): bucket geometry, two significant digits everywhere, exact
+// percentiles of known distributions, merging, clamping, and no allocation on record.
+#include "bench/histogram.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
+#include <limits>
+#include <memory>
+#include <new>
+#include <random>
+#include <thread>
+
+// ---- allocation counting: record() must never allocate -----------------------------------
+
+#if defined(__GNUC__) && !defined(__clang__)
+// GCC 12 false positive for replaced allocation functions (see continuum_test.cpp).
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
+
+namespace {
+std::atomic<long> allocations{0};
+}  // namespace
+
+// Every non-aligned form is replaced, so no block from one allocator reaches the other's delete.
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
+    ++allocations;
+    return std::malloc(n == 0 ? 1 : n);
+}
+void* operator new(std::size_t n) {
+    if (void* p = operator new(n, std::nothrow)) return p;
+    throw std::bad_alloc();
+}
+void* operator new[](std::size_t n) {
+    return operator new(n);
+}
+void* operator new[](std::size_t n, const std::nothrow_t&) noexcept {
+    return operator new(n, std::nothrow);
+}
+void operator delete(void* p) noexcept {
+    std::free(p);
+}
+void operator delete(void* p, std::size_t) noexcept {
+    std::free(p);
+}
+void operator delete(void* p, const std::nothrow_t&) noexcept {
+    std::free(p);
+}
+void operator delete[](void* p) noexcept {
+    std::free(p);
+}
+void operator delete[](void* p, std::size_t) noexcept {
+    std::free(p);
+}
+void operator delete[](void* p, const std::nothrow_t&) noexcept {
+    std::free(p);
+}
+
+namespace {
+
+using folsom::bench::Histogram;
+
+TEST(BenchHistogram, ExactBelowTheLinearLimit) {
+    for (std::uint64_t v = 0; v < Histogram::linear_limit; ++v) {
+        const auto i = Histogram::bucket_index(v);
+        EXPECT_EQ(Histogram::bucket_lowest(i), v);
+        EXPECT_EQ(Histogram::bucket_highest(i), v);
+    }
+}
+
+TEST(BenchHistogram, BucketsTileTheRangeWithTwoSignificantDigits) {
+    for (std::size_t i = 0; i < Histogram::bucket_count; ++i) {
+        const std::uint64_t lo = Histogram::bucket_lowest(i);
+        const std::uint64_t hi = Histogram::bucket_highest(i);
+        ASSERT_LE(lo, hi);
+        ASSERT_EQ(Histogram::bucket_index(lo), i);
+        ASSERT_EQ(Histogram::bucket_index(hi), i);
+        if (i + 1 < Histogram::bucket_count) {
+            ASSERT_EQ(Histogram::bucket_lowest(i + 1), hi + 1);
+        }
+        // Exact below the linear limit; above, a bucket is at most 1/128 of its values wide:
+        // < 1% error, two significant digits.
+        if (i < Histogram::linear_limit) {
+            ASSERT_EQ(lo, hi);
+            continue;
+        }
+        ASSERT_LE(static_cast<double>(hi - lo + 1) / static_cast<double>(lo), 1.0 / 128 + 1e-12)
+            << "bucket " << i;
+    }
+    EXPECT_EQ(Histogram::bucket_highest(Histogram::bucket_count - 1), Histogram::max_trackable);
+    // Microseconds to minutes, in nanoseconds, fit with room to spare.
+    EXPECT_GE(Histogram::max_trackable, std::uint64_t{3600} * 1'000'000'000);
+}
+
+TEST(BenchHistogram, EmptyReportsZeros) {
+    auto h = std::make_unique<Histogram>();
+    EXPECT_EQ(h->count(), 0u);
+    EXPECT_EQ(h->min(), 0u);
+    EXPECT_EQ(h->max(), 0u);
+    EXPECT_EQ(h->value_at_percentile(50), 0u);
+    EXPECT_EQ(h->mean(), 0.0);
+    EXPECT_TRUE(h->percentile_curve().empty());
+}
+
+TEST(BenchHistogram, PercentilesOfAUniformDistribution) {
+    auto h = std::make_unique<Histogram>();
+    for (std::uint64_t v = 1; v <= 100000; ++v)
+        h->record(v);
+    EXPECT_EQ(h->count(), 100000u);
+    EXPECT_EQ(h->min(), 1u);
+    EXPECT_EQ(h->max(), 100000u);
+    EXPECT_DOUBLE_EQ(h->mean(), 50000.5);
+    for (double p : {1.0, 10.0, 50.0, 90.0, 99.0, 99.9}) {
+        const double exact = p * 1000;
+        const double got = static_cast<double>(h->value_at_percentile(p));
+        EXPECT_GE(got, exact) << p;  // the highest equivalent value: never under-reports
+        EXPECT_LE(got, exact * (1 + 1.0 / 128)) << p;
+    }
+    EXPECT_EQ(h->value_at_percentile(100), 100000u);
+    EXPECT_EQ(h->value_at_percentile(0), 1u);
+}
+
+TEST(BenchHistogram, SmallValuesAreExact) {
+    auto h = std::make_unique<Histogram>();
+    for (int i = 0; i < 90; ++i)
+        h->record(10);
+    for (int i = 0; i < 9; ++i)
+        h->record(20);
+    h->record(200);
+    EXPECT_EQ(h->value_at_percentile(50), 10u);
+    EXPECT_EQ(h->value_at_percentile(90), 10u);
+    EXPECT_EQ(h->value_at_percentile(90.5), 20u);
+    EXPECT_EQ(h->value_at_percentile(99), 20u);
+    EXPECT_EQ(h->value_at_percentile(99.9), 200u);
+}
+
+TEST(BenchHistogram, MaxIsExactAndCapsPercentiles) {
+    auto h = std::make_unique<Histogram>();
+    h->record(1'234'567);  // in a bucket ~ 8 wide: the bucket's top is above the value
+    EXPECT_EQ(h->max(), 1'234'567u);
+    EXPECT_EQ(h->value_at_percentile(100), 1'234'567u);
+    EXPECT_EQ(h->value_at_percentile(50), 1'234'567u);
+}
+
+TEST(BenchHistogram, HugeValuesAreClampedNotLost) {
+    auto h = std::make_unique<Histogram>();
+    h->record(std::numeric_limits<std::uint64_t>::max());
+    h->record(Histogram::max_trackable + 1);
+    EXPECT_EQ(h->count(), 2u);
+    EXPECT_EQ(h->bucket_value_count(Histogram::bucket_count - 1), 2u);
+    EXPECT_EQ(h->value_at_percentile(50), Histogram::max_trackable);
+}
+
+TEST(BenchHistogram, MergeEqualsRecordingEverythingInOne) {
+    auto a = std::make_unique<Histogram>();
+    auto b = std::make_unique<Histogram>();
+    auto all = std::make_unique<Histogram>();
+    std::mt19937_64 rng(42);
+    std::lognormal_distribution<double> latency(std::log(200'000.0), 0.8);  // ~200 µs in ns
+    for (int i = 0; i < 50000; ++i) {
+        const auto v = static_cast<std::uint64_t>(latency(rng));
+        (i % 3 ? *a : *b).record(v);
+        all->record(v);
+    }
+    auto merged = std::make_unique<Histogram>();
+    merged->merge(*a);
+    merged->merge(*b);
+    EXPECT_EQ(merged->count(), all->count());
+    EXPECT_EQ(merged->min(), all->min());
+    EXPECT_EQ(merged->max(), all->max());
+    EXPECT_DOUBLE_EQ(merged->mean(), all->mean());
+    for (std::size_t i = 0; i < Histogram::bucket_count; ++i)
+        ASSERT_EQ(merged->bucket_value_count(i), all->bucket_value_count(i));
+    for (double p : {50.0, 90.0, 99.0, 99.9, 100.0})
+        EXPECT_EQ(merged->value_at_percentile(p), all->value_at_percentile(p));
+    merged->reset();
+    EXPECT_EQ(merged->count(), 0u);
+    EXPECT_EQ(merged->value_at_percentile(99), 0u);
+}
+
+TEST(BenchHistogram, PercentileCurveEndsAtOneHundredAndTheMax) {
+    auto h = std::make_unique<Histogram>();
+    for (std::uint64_t v = 1; v <= 1000; ++v)
+        h->record(v * 1000);
+    const auto curve = h->percentile_curve();
+    ASSERT_FALSE(curve.empty());
+    EXPECT_DOUBLE_EQ(curve.back().percentile, 100.0);
+    EXPECT_EQ(curve.back().value, 1'000'000u);
+    for (std::size_t i = 1; i < curve.size(); ++i) {
+        EXPECT_GT(curve[i].percentile, curve[i - 1].percentile);
+        EXPECT_GT(curve[i].value, curve[i - 1].value);
+    }
+}
+
+TEST(BenchHistogram, RecordNeverAllocates) {
+    auto h = std::make_unique<Histogram>();
+    const long before = allocations.load();
+    std::uint64_t v = 1;
+    for (int i = 0; i < 200000; ++i) {
+        h->record(v);
+        v = v * 6364136223846793005ULL + 1442695040888963407ULL;
+        v >>= (i % 40);
+    }
+    EXPECT_EQ(allocations.load(), before);
+    EXPECT_EQ(h->count(), 200000u);
+}
+
+TEST(BenchHistogram, ReadersMayMergeWhileOneThreadRecords) {
+    // The progress line merges worker histograms while they record: no torn state, and the
+    // merged count never exceeds what was recorded.
+    auto h = std::make_unique<Histogram>();
+    std::atomic<bool> done{false};
+    std::thread writer([&] {
+        for (std::uint64_t i = 1; i <= 300000; ++i)
+            h->record(i % 5000 + 100);
+        done = true;
+    });
+    auto scratch = std::make_unique<Histogram>();
+    std::uint64_t last = 0;
+    while (!done) {
+        scratch->reset();
+        scratch->merge(*h);
+        EXPECT_GE(scratch->count(), last);
+        EXPECT_LE(scratch->count(), 300000u);
+        last = scratch->count();
+    }
+    writer.join();
+    scratch->reset();
+    scratch->merge(*h);
+    EXPECT_EQ(scratch->count(), 300000u);
+}
+
+}  // namespace

@@ -1,0 +1,244 @@
+#include "bench/bench_command.hpp"
+
+#include "folsom/error.hpp"
+
+#include "bench/cpu.hpp"
+#include "bench/embedded_memcached.hpp"
+#include "bench/progress.hpp"
+#include "bench/report_html.hpp"
+#include "bench/report_json.hpp"
+#include "bench/summary.hpp"
+#include "cli_error.hpp"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <signal.h>
+#include <unistd.h>
+
+namespace folsom::bench {
+namespace {
+
+using cli::CliError;
+
+std::atomic<bool> g_interrupted{false};
+static_assert(std::atomic<bool>::is_always_lock_free);  // used from a signal handler
+
+/// First Ctrl-C: stop issuing, finish in-flight requests, report. Second: stop the embedded
+/// server and leave at once.
+extern "C" void on_interrupt(int) {
+    if (!g_interrupted.exchange(true)) return;
+    const pid_t server = EmbeddedMemcached::running_pid();
+    if (server > 0) ::kill(server, SIGKILL);
+    ::_exit(130);
+}
+
+void install_interrupt_handler() {
+    struct sigaction sa {};
+    sa.sa_handler = on_interrupt;
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(SIGINT, &sa, nullptr);
+    ::sigaction(SIGTERM, &sa, nullptr);
+}
+
+void write_file(const std::string& path, const std::string& text) {
+    std::ofstream f(path, std::ios::binary | std::ios::trunc);
+    if (f) f << text;
+    if (!f || !f.flush())
+        throw CliError(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+}
+
+}  // namespace
+
+void BenchCommand::add_to(CLI::App& app, std::function<int()>& action) {
+    auto* b = app.add_subcommand("bench",
+                                 "Load generator: keeps D requests in flight per "
+                                 "connection and reports throughput, client CPU per "
+                                 "operation and latency percentiles");
+    b->add_option("--op", op_name_, "Workload: get, set, mget (multi-get) or mixed")
+        ->check(CLI::IsMember({"get", "set", "mget", "mixed"}))
+        ->default_str("get");
+    b->add_option("--keys", w_.keys, "Key space: keys k0..k<N-1> (default 10000)")
+        ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1'000'000'000'000}));
+    b->add_option("--value-size", w_.value_size,
+                  "Bytes per value for sets and preload (default 64)")
+        ->check(CLI::Range(std::size_t{0}, Options{}.max_value_size));
+    b->add_option("--batch", w_.batch, "Keys per multi-get, for --op mget (default 16)")
+        ->check(CLI::Range(std::size_t{1}, std::size_t{100000}));
+    b->add_option("--depth", w_.depth, "Requests in flight per connection (default 64)")
+        ->check(CLI::Range(std::size_t{1}, std::size_t{100000}));
+    b->add_option("--connections", w_.connections,
+                  "Connections per server, per thread (Options::connections_per_server; "
+                  "default 1)")
+        ->check(CLI::Range(std::size_t{1}, std::size_t{1024}));
+    b->add_option("--threads", w_.threads, "I/O threads, each with its own Client (default 1)")
+        ->check(CLI::Range(std::size_t{1}, std::size_t{1024}));
+    auto* dur = b->add_option("--duration", w_.duration_s,
+                              "Seconds to run (default 5; with --requests: a cap, default 60)")
+                    ->check(CLI::Range(0.001, 86400.0));
+    b->add_option("--requests", w_.requests, "Stop after N requests (whichever comes first)")
+        ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 62));
+    b->add_option("--set-ratio", w_.set_ratio, "Share of sets for --op mixed (default 0.1)")
+        ->check(CLI::Range(0.0, 1.0));
+    auto* pre = b->add_flag("--preload,!--no-preload", preload_,
+                            "Set every key once before measuring (default: on, except for "
+                            "--op set)");
+    b->add_option("--json", json_path_, "Also write the summary as JSON to FILE")
+        ->type_name("FILE");
+    b->add_option("--html", html_path_,
+                  "Also write a self-contained HTML report (inline SVG plots) to FILE")
+        ->type_name("FILE");
+    b->add_option("--cpu", cpu_, "Pin this process to CPU N while measuring (sched_setaffinity)")
+        ->check(CLI::Range(0, 4095));
+    b->footer(
+        "With neither --servers nor $MEMCACHED_SERVERS, bench starts a private memcached\n"
+        "(/usr/bin/memcached -l 127.0.0.1 -p <free port> -U 0) and stops it afterwards.\n"
+        "Every run is bounded by count and time. For comparable numbers pin server and client\n"
+        "to the same CPU: `taskset -c 0 folsom bench` (the embedded memcached inherits the\n"
+        "affinity), or `taskset -c 0 memcached ...` and `taskset -c 0 folsom --servers ... "
+        "bench`.");
+    b->callback([this, &action, dur, pre] {
+        duration_given_ = dur->count() > 0;
+        preload_given_ = pre->count() > 0;
+        action = [this] { return run(); };
+    });
+}
+
+int BenchCommand::run() {
+    w_.op = op_name_ == "set"     ? Op::set
+            : op_name_ == "mget"  ? Op::mget
+            : op_name_ == "mixed" ? Op::mixed
+                                  : Op::get;
+    w_.preload = preload_given_ ? preload_ : w_.op != Op::set;
+    if (w_.requests != 0 && !duration_given_) w_.duration_s = 60;
+    if (w_.op == Op::mget && w_.batch > w_.keys)
+        throw CliError(
+            fmt::format("--batch {} is larger than the key space (--keys {})", w_.batch, w_.keys));
+    if (w_.op != Op::mget) w_.batch = 1;
+
+    install_interrupt_handler();
+
+    Summary s;
+    s.workload = w_;
+    s.protocol = g_.protocol_name;
+    s.cpu = cpu_;
+    std::vector<std::string> servers;
+    std::unique_ptr<EmbeddedMemcached> embedded;
+    if (g_.servers_named()) {
+        servers = g_.server_list();
+    } else {
+        try {
+            embedded = std::make_unique<EmbeddedMemcached>();
+        } catch (const std::exception& e) {
+            throw CliError(e.what());
+        }
+        servers = {embedded->address()};
+        s.embedded_server = true;
+    }
+    if (cpu_ >= 0) {
+        // After the embedded server started: only folsom is pinned by --cpu.
+        if (auto why = pin_to_cpu(cpu_); !why.empty())
+            throw CliError(fmt::format("--cpu {}: {}", cpu_, why));
+    }
+
+    std::unique_ptr<Runner> runner;
+    try {
+        runner = std::make_unique<Runner>(w_, g_.options(servers), g_interrupted);
+    } catch (const std::system_error& e) {
+        if (e.code() == errc::unsupported)
+            throw CliError(fmt::format(
+                "--protocol {} is not supported by this build of the folsom library ({})",
+                g_.protocol_name, e.what()));
+        throw CliError(fmt::format("cannot create the client: {}", e.what()));
+    }
+    s.servers = runner->servers();
+    if (auto failure = runner->check_servers(&s.server_versions)) {
+        cli::ErrorContext ctx;
+        ctx.server = failure->server;
+        ctx.timeout_ms = g_.timeout_ms;
+        throw CliError(cli::describe(failure->error, ctx));
+    }
+
+    std::string versions;
+    for (std::size_t i = 0; i < s.servers.size(); ++i)
+        versions += fmt::format("{}{} (memcached {})", i ? ", " : "", s.servers[i],
+                                i < s.server_versions.size() ? s.server_versions[i] : "?");
+    if (embedded)
+        fmt::print("server: {} - embedded {}, pid {}\n", versions, embedded->binary(),
+                   embedded->pid());
+    else
+        fmt::print("server: {}\n", versions);
+    fmt::print(
+        "bench: op={} keys={} value-size={}{} depth={} connections={} threads={} "
+        "protocol={}{}{}\n",
+        to_string(w_.op), w_.keys, w_.value_size,
+        w_.op == Op::mget ? fmt::format(" batch={}", w_.batch) : "", w_.depth, w_.connections,
+        w_.threads, g_.protocol_name,
+        w_.op == Op::mixed ? fmt::format(" set-ratio={}", w_.set_ratio) : "",
+        w_.requests ? fmt::format(" requests={} (cap {} s)", w_.requests, w_.duration_s)
+                    : fmt::format(" duration={} s", w_.duration_s));
+    std::fflush(stdout);
+
+    if (w_.preload) {
+        const PhaseResult pre = runner->preload(std::chrono::seconds(60));
+        s.preload_sets = pre.counts.sets;
+        fmt::print("preload: {} keys set in {:.2f} s{}\n", pre.counts.sets, pre.elapsed_s,
+                   pre.counts.errors ? fmt::format(" ({} errors)", pre.counts.errors) : "");
+        std::fflush(stdout);
+        if (!pre.finished) {
+            std::fflush(stdout);
+            throw CliError("preload: requests never completed (client library bug)");
+        }
+    }
+
+    Progress progress(stdout, ::isatty(STDOUT_FILENO) == 1);
+    const CpuTime cpu0 = CpuTime::now();
+    PhaseResult r =
+        g_interrupted ? PhaseResult{} : runner->run([&](const Tick& t) { progress.tick(t); });
+    const CpuTime cpu1 = CpuTime::now();
+    progress.finish();
+
+    s.counts = r.counts;
+    s.duration_s = r.elapsed_s;
+    s.interrupted = g_interrupted.load();
+    s.cpu_user_s = cpu1.user_s - cpu0.user_s;
+    s.cpu_sys_s = cpu1.sys_s - cpu0.sys_s;
+    s.latency_ns = std::shared_ptr<const Histogram>(std::move(r.latency_ns));
+    s.compute();
+    print_summary(stdout, s);
+    std::fflush(stdout);
+    if (!json_path_.empty()) write_file(json_path_, to_json(s));
+    if (!html_path_.empty()) write_file(html_path_, to_html(s));
+
+    if (!r.finished) {
+        // Workers still hold requests the library never completed: do not wait for them.
+        fmt::print(stderr,
+                   "folsom: {} requests never completed, even after shutdown (client "
+                   "library bug)\n",
+                   r.stuck);
+        std::fflush(nullptr);
+        if (embedded) embedded->stop();
+        std::_Exit(2);
+    }
+    runner.reset();
+    if (embedded) embedded->stop();
+    if (r.stuck)
+        throw CliError(
+            fmt::format("{} requests were still in flight past the request timeout", r.stuck));
+    if (s.counts.ops == 0 && s.counts.errors > 0) {
+        std::string first = s.counts.errors_by_message.empty()
+                                ? std::string("?")
+                                : s.counts.errors_by_message.begin()->first;
+        throw CliError(fmt::format("every request failed ({})", first));
+    }
+    return s.interrupted ? 130 : 0;
+}
+
+}  // namespace folsom::bench

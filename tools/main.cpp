@@ -1,0 +1,76 @@
+// folsom: a memcached command-line client and load generator, built on folsom-cpp.
+//
+//   folsom [--servers HOST:PORT[,...]] [--protocol ascii|binary|meta] [--timeout-ms N]
+//          COMMAND ...
+//
+// Exit status: 0 success (hit, stored, ...), 1 the expected "no" (miss, not stored, not
+// found, exists), 2 any error — with exactly one line on stderr saying what went wrong.
+#include "bench/bench_command.hpp"
+#include "cli_error.hpp"
+#include "commands.hpp"
+#include "global_options.hpp"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <functional>
+
+namespace {
+
+/// Error text on one line, whatever the source put in it.
+std::string one_line(std::string text) {
+    for (char& c : text)
+        if (c == '\n' || c == '\r') c = ' ';
+    while (!text.empty() && text.back() == ' ')
+        text.pop_back();
+    return text;
+}
+
+int fail(const std::string& message) {
+    std::fflush(stdout);
+    fmt::print(stderr, "folsom: {}\n", one_line(message));
+    return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"folsom: memcached command-line client and load generator", "folsom"};
+    app.require_subcommand(1);
+    app.footer(
+        "Exit status: 0 success, 1 miss / not stored / not found / exists, 2 error.\n"
+        "Run `folsom COMMAND --help` for a command's own options.");
+
+    folsom::cli::GlobalOptions global;
+    global.add_to(app);
+    std::function<int()> action;
+    folsom::cli::Commands commands(global);
+    commands.add_to(app, action);
+    folsom::bench::BenchCommand bench(global);
+    bench.add_to(app, action);
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        return fail(std::string(e.what()) + " (see folsom --help)");
+    } catch (const folsom::cli::CliError& e) {
+        return fail(e.what());
+    }
+
+    try {
+        const int rc = action ? action() : 2;
+        if (std::fflush(stdout) != 0 || std::ferror(stdout)) return fail("cannot write to stdout");
+        return rc;
+    } catch (const folsom::cli::CliError& e) {
+        return fail(e.what());
+    } catch (const std::exception& e) {
+        return fail(e.what());
+    }
+}
