@@ -10,7 +10,7 @@ public:
     std::string message(int ev) const override {
         switch (static_cast<errc>(ev)) {
             case errc::not_connected: return "not connected to the server";
-            case errc::closed: return "connection or client closed";
+            case errc::closed: return "client shut down (or server removed from the cluster)";
             case errc::overloaded: return "too many outstanding requests";
             case errc::timeout: return "timed out";
             case errc::protocol_error: return "protocol error: malformed reply from the server";
@@ -25,6 +25,7 @@ public:
             case errc::tls_error: return "TLS error";
             case errc::unsupported: return "operation not supported by this protocol";
             case errc::cancelled: return "request cancelled";
+            case errc::connection_lost: return "connection to the server lost";
         }
         return "unknown folsom error";
     }

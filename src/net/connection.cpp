@@ -232,7 +232,7 @@ void Connection::on_written(std::uint64_t gen, const std::error_code& ec) {
         return;
     }
     if (ec) {
-        fail(errc::closed, "write failed: " + ec.message());
+        fail(errc::connection_lost, "write failed: " + ec.message());
         return;
     }
     flush();
@@ -253,7 +253,7 @@ void Connection::start_read() {
 void Connection::on_read(std::uint64_t gen, const std::error_code& ec, std::size_t n) {
     if (gen != generation_) return;
     if (ec) {
-        fail(errc::closed, ec == asio::error::eof ? "server closed the connection"
+        fail(errc::connection_lost, ec == asio::error::eof ? "server closed the connection"
                                                   : "read failed: " + ec.message());
         return;
     }
