@@ -500,7 +500,8 @@ TEST(ClusterFailover, DeadTimeoutBringsAServerBackEvenIfStillDown) {
     const auto killed = std::chrono::steady_clock::now();
     ASSERT_TRUE(wait_for([&] { return placement_matches(client, live, keys); }, 1s));
     ASSERT_TRUE(wait_for([&] { return placement_matches(client, all, keys); }, 2s));
-    EXPECT_GE(std::chrono::steady_clock::now() - killed, 300ms);
+    // The client may see the EOF a little before kill() has reaped the process.
+    EXPECT_GE(std::chrono::steady_clock::now() - killed, 250ms);
     // Back on the ring but still down: its keys fail fast again.
     const auto it = std::find_if(keys.begin(), keys.end(),
                                  [&](const std::string& k) { return port_of(client, k) == servers[0]->port(); });
