@@ -310,8 +310,9 @@ private:
     auto retrieve_multi(detail::OpCode code, std::span<const std::string_view> keys,
                         std::uint32_t exptime, Token&& token) {
         return asio::async_initiate<Token, void(std::error_code, MultiGetResult)>(
-            [this, code, keys, exptime](auto handler) {
-                start_multi(code, keys, exptime, std::move(handler));
+            [self = this, code, keys, exptime](auto handler) {
+                // `self`, not `this`: clang 14 wrongly calls a `this` capture unused here.
+                self->start_multi(code, keys, exptime, std::move(handler));
             },
             token);
     }

@@ -18,10 +18,14 @@ enum class ConnectionState : std::uint8_t {
 
 constexpr std::string_view to_string(ConnectionState s) noexcept {
     switch (s) {
-        case ConnectionState::connecting: return "connecting";
-        case ConnectionState::connected: return "connected";
-        case ConnectionState::disconnected: return "disconnected";
-        case ConnectionState::closed: return "closed";
+        case ConnectionState::connecting:
+            return "connecting";
+        case ConnectionState::connected:
+            return "connected";
+        case ConnectionState::disconnected:
+            return "disconnected";
+        case ConnectionState::closed:
+            return "closed";
     }
     return "unknown";
 }

@@ -9,7 +9,9 @@ DiscoveringCore::DiscoveringCore(std::shared_ptr<ServerCore> inner, const Option
       interval_(std::max(options.discovery_interval, std::chrono::milliseconds(1))),
       timer_(inner_->executor()) {}
 
-void DiscoveringCore::start() { refresh(); }
+void DiscoveringCore::start() {
+    refresh();
+}
 
 void DiscoveringCore::refresh() {
     std::lock_guard lk(mu_);

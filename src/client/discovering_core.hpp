@@ -5,18 +5,20 @@
 // changes it, so requests in flight keep their server and no request is lost in a switch.
 #pragma once
 
-#include <asio/steady_timer.hpp>
-#include <memory>
-#include <mutex>
+#include "folsom/cluster/discovery.hpp"
 
 #include "client/server_core.hpp"
-#include "folsom/cluster/discovery.hpp"
+
+#include <asio/steady_timer.hpp>
+
+#include <memory>
+#include <mutex>
 
 namespace folsom::detail {
 
 class DiscoveringCore final : public ClientCore,
                               public std::enable_shared_from_this<DiscoveringCore> {
-public:
+  public:
     DiscoveringCore(std::shared_ptr<ServerCore> inner, const Options& options);
 
     /// Resolves at once, then every discovery_interval. Call once, after construction.
@@ -45,7 +47,7 @@ public:
         return resolutions_.load(std::memory_order_acquire);
     }
 
-private:
+  private:
     void refresh();
     void schedule();
 

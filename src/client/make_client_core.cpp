@@ -1,11 +1,12 @@
 // How the Options compose the core: a ServerCore talks to the servers; decorators add
 // discovery (which feeds it server sets) and retries (which wrap each idempotent request).
-#include <system_error>
+#include "folsom/error.hpp"
 
 #include "client/discovering_core.hpp"
 #include "client/server_core.hpp"
 #include "cluster/retrying_core.hpp"
-#include "folsom/error.hpp"
+
+#include <system_error>
 
 namespace folsom::detail {
 

@@ -2,8 +2,17 @@
 // by an immutable RoutingTable that is swapped atomically when the server set changes.
 #pragma once
 
+#include "folsom/detail/client_core.hpp"
+#include "folsom/error.hpp"
+#include "folsom/options.hpp"
+#include "folsom/server_address.hpp"
+
+#include "cluster/routing_table.hpp"
+#include "cluster/server_pool.hpp"
+
 #include <asio/any_io_executor.hpp>
 #include <asio/steady_timer.hpp>
+
 #include <atomic>
 #include <map>
 #include <memory>
@@ -11,17 +20,10 @@
 #include <string>
 #include <vector>
 
-#include "cluster/routing_table.hpp"
-#include "cluster/server_pool.hpp"
-#include "folsom/detail/client_core.hpp"
-#include "folsom/error.hpp"
-#include "folsom/options.hpp"
-#include "folsom/server_address.hpp"
-
 namespace folsom::detail {
 
 class ServerCore final : public ClientCore, public std::enable_shared_from_this<ServerCore> {
-public:
+  public:
     /// Starts connecting to `servers` (may be empty: every request then fails with
     /// not_connected until set_servers() gives some).
     ServerCore(asio::any_io_executor ex, const Options& options,
@@ -29,9 +31,7 @@ public:
     ~ServerCore() override;
 
     asio::any_io_executor executor() const noexcept override { return ex_; }
-    std::size_t server_count() const noexcept override {
-        return table().index_count();
-    }
+    std::size_t server_count() const noexcept override { return table().index_count(); }
     std::size_t server_for(std::string_view key) const noexcept override {
         return table().server_for(key);
     }
@@ -51,16 +51,16 @@ public:
     void shutdown() override;
 
     /// Replaces the server set (any thread): servers already known (by host:port) keep their
-    /// pool, index and connections (a new weight only changes the ring); new ones are connected; removed ones leave the ring at once and are closed
-    /// after Options::discovery_drain_delay, so requests already routed to them complete.
-    /// The ring follows the order given; a repeated host:port counts once. Returns false when
-    /// nothing changed.
+    /// pool, index and connections (a new weight only changes the ring); new ones are connected;
+    /// removed ones leave the ring at once and are closed after Options::discovery_drain_delay, so
+    /// requests already routed to them complete. The ring follows the order given; a repeated
+    /// host:port counts once. Returns false when nothing changed.
     bool set_servers(std::vector<ServerAddress> servers);
 
     /// The current members, in ring order (for tests and diagnostics).
     std::vector<ServerAddress> servers() const;
 
-private:
+  private:
     const cluster::RoutingTable& table() const noexcept {
         return *table_.load(std::memory_order_acquire);
     }

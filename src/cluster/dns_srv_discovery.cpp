@@ -2,22 +2,22 @@
 // read or write (its socket-state callback) and how long until its next timeout; the query
 // waits for those on its strand and hands every readiness back to ares_process_fd. No thread,
 // no blocking call.
-#include <arpa/nameser.h>
-#include <ares.h>
+#include "folsom/cluster/discovery.hpp"
+#include "folsom/error.hpp"
 
-#include <algorithm>
+#include <ares.h>
 #include <asio/bind_executor.hpp>
 #include <asio/posix/stream_descriptor.hpp>
 #include <asio/post.hpp>
 #include <asio/steady_timer.hpp>
 #include <asio/strand.hpp>
+
+#include <algorithm>
+#include <arpa/nameser.h>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
-
-#include "folsom/cluster/discovery.hpp"
-#include "folsom/error.hpp"
 
 namespace folsom::cluster {
 namespace {
@@ -31,7 +31,7 @@ void init_library() {
 }
 
 class SrvQuery : public std::enable_shared_from_this<SrvQuery> {
-public:
+  public:
     SrvQuery(asio::any_io_executor ex, Discovery::Handler handler)
         : ex_(ex), strand_(asio::make_strand(ex)), timer_(strand_), handler_(std::move(handler)) {}
 
@@ -58,7 +58,7 @@ public:
         });
     }
 
-private:
+  private:
     struct Watch {
         explicit Watch(asio::strand<asio::any_io_executor>& s, int fd) : desc(s, fd) {}
         asio::posix::stream_descriptor desc;
@@ -118,16 +118,16 @@ private:
         if (w.want_read && !w.read_pending) {
             w.read_pending = true;
             w.desc.async_wait(asio::posix::stream_descriptor::wait_read,
-                              [self = shared_from_this(), fd, id = w.id](const std::error_code& ec) {
-                                  self->on_ready(fd, id, ec, true);
-                              });
+                              [self = shared_from_this(), fd, id = w.id](
+                                  const std::error_code& ec) { self->on_ready(fd, id, ec, true); });
         }
         if (w.want_write && !w.write_pending) {
             w.write_pending = true;
-            w.desc.async_wait(asio::posix::stream_descriptor::wait_write,
-                              [self = shared_from_this(), fd, id = w.id](const std::error_code& ec) {
-                                  self->on_ready(fd, id, ec, false);
-                              });
+            w.desc.async_wait(
+                asio::posix::stream_descriptor::wait_write,
+                [self = shared_from_this(), fd, id = w.id](const std::error_code& ec) {
+                    self->on_ready(fd, id, ec, false);
+                });
         }
     }
 
@@ -177,7 +177,8 @@ private:
             return;
         }
         unsigned best = ~0u;
-        for (auto* r = reply; r; r = r->next) best = std::min<unsigned>(best, r->priority);
+        for (auto* r = reply; r; r = r->next)
+            best = std::min<unsigned>(best, r->priority);
         for (auto* r = reply; r; r = r->next) {
             if (r->priority != best || r->port == 0 || !r->host || !*r->host) continue;
             ServerAddress a;
@@ -221,7 +222,7 @@ private:
 };
 
 class DnsSrvDiscovery final : public Discovery {
-public:
+  public:
     DnsSrvDiscovery(std::string name, DnsSrvOptions options)
         : name_(std::move(name)), options_(std::move(options)) {
         init_library();
@@ -235,7 +236,7 @@ public:
         };
     }
 
-private:
+  private:
     const std::string name_;
     const DnsSrvOptions options_;
 };

@@ -1,18 +1,19 @@
 #include "cluster/retrying_core.hpp"
 
+#include "folsom/error.hpp"
+
 #include <asio/recycling_allocator.hpp>
+
 #include <atomic>
 #include <cstring>
 #include <string_view>
 #include <vector>
 
-#include "folsom/error.hpp"
-
 namespace folsom::cluster {
 namespace {
 
 class RetryShim final : public detail::Operation {
-public:
+  public:
     static RetryShim* create(detail::ClientCore& core, detail::Operation& op, std::size_t server,
                              std::uint32_t part, const detail::Request& request) {
         allocator alloc;
@@ -53,7 +54,7 @@ public:
         drop();
     }
 
-private:
+  private:
     using allocator = asio::recycling_allocator<RetryShim>;
 
     RetryShim(detail::ClientCore& core, detail::Operation& op, std::size_t server,
@@ -62,8 +63,10 @@ private:
         // The request's views die when submit() returns; a retry needs its own copy of the
         // keys. One key (the common case) fits inline.
         std::size_t bytes = request.key.size();
-        for (auto k : request.keys) bytes += k.size();
-        char* out = bytes <= sizeof inline_ ? inline_ : (heap_ = std::make_unique<char[]>(bytes)).get();
+        for (auto k : request.keys)
+            bytes += k.size();
+        char* out =
+            bytes <= sizeof inline_ ? inline_ : (heap_ = std::make_unique<char[]>(bytes)).get();
         auto copy = [&out](std::string_view s) {
             if (!s.empty()) std::memcpy(out, s.data(), s.size());
             std::string_view v(out, s.size());
@@ -76,7 +79,8 @@ private:
             request_.keys = {&single_, 1};
         } else {
             many_.reserve(request.keys.size());
-            for (auto k : request.keys) many_.push_back(copy(k));
+            for (auto k : request.keys)
+                many_.push_back(copy(k));
             request_.keys = many_;
         }
         request_.value = {};

@@ -9,9 +9,9 @@
 // overloaded — a retry would double the load) and protocol errors are final.
 #pragma once
 
-#include <memory>
-
 #include "folsom/detail/client_core.hpp"
+
+#include <memory>
 
 namespace folsom::cluster {
 
@@ -21,7 +21,7 @@ constexpr bool is_idempotent(detail::OpCode c) noexcept {
 }
 
 class RetryingCore final : public detail::ClientCore {
-public:
+  public:
     RetryingCore(std::shared_ptr<detail::ClientCore> inner, std::size_t max_outstanding);
 
     asio::any_io_executor executor() const noexcept override { return inner_->executor(); }
@@ -43,7 +43,7 @@ public:
 
     const std::shared_ptr<detail::ClientCore>& inner() const noexcept { return inner_; }
 
-private:
+  private:
     std::shared_ptr<detail::ClientCore> inner_;
 };
 

@@ -6,19 +6,20 @@
 // lookup needs no lock: a request routed by the old table still finds its server.
 #pragma once
 
+#include "folsom/cluster/continuum.hpp"
+
+#include "cluster/server_pool.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string_view>
 #include <vector>
 
-#include "cluster/server_pool.hpp"
-#include "folsom/cluster/continuum.hpp"
-
 namespace folsom::cluster {
 
 class RoutingTable {
-public:
+  public:
     /// `members`: the ring's servers, in ring order, and `addresses` their addresses (with the
     /// weights this ring uses). `by_index`: every server index handed out so far (nullptr for
     /// none); each member must appear in it at its id().
@@ -46,7 +47,7 @@ public:
     std::span<ServerPool* const> members() const noexcept { return members_; }
     std::span<const ServerAddress> addresses() const noexcept { return addresses_; }
 
-private:
+  private:
     std::size_t walk(std::size_t point, const ServerPool* owner) const noexcept;
 
     std::vector<ServerPool*> members_;

@@ -7,10 +7,14 @@ namespace {
 
 ConnectionState to_public(net::ConnectionState s) noexcept {
     switch (s) {
-        case net::ConnectionState::connecting: return ConnectionState::connecting;
-        case net::ConnectionState::connected: return ConnectionState::connected;
-        case net::ConnectionState::backoff: return ConnectionState::disconnected;
-        case net::ConnectionState::closed: return ConnectionState::closed;
+        case net::ConnectionState::connecting:
+            return ConnectionState::connecting;
+        case net::ConnectionState::connected:
+            return ConnectionState::connected;
+        case net::ConnectionState::backoff:
+            return ConnectionState::disconnected;
+        case net::ConnectionState::closed:
+            return ConnectionState::closed;
     }
     return ConnectionState::closed;
 }
@@ -20,10 +24,14 @@ ConnectionState fold(const std::vector<net::ConnectionState>& states) noexcept {
     ConnectionState best = ConnectionState::closed;
     auto rank = [](ConnectionState s) {
         switch (s) {
-            case ConnectionState::connected: return 3;
-            case ConnectionState::connecting: return 2;
-            case ConnectionState::disconnected: return 1;
-            case ConnectionState::closed: return 0;
+            case ConnectionState::connected:
+                return 3;
+            case ConnectionState::connecting:
+                return 2;
+            case ConnectionState::disconnected:
+                return 1;
+            case ConnectionState::closed:
+                return 0;
         }
         return 0;
     };
@@ -83,15 +91,19 @@ ServerPool::ServerPool(asio::any_io_executor ex, ServerAddress address, std::siz
     }
 }
 
-ServerPool::~ServerPool() { close(); }
+ServerPool::~ServerPool() {
+    close();
+}
 
 void ServerPool::start() {
-    for (auto& c : connections_) c->start();
+    for (auto& c : connections_)
+        c->start();
 }
 
 void ServerPool::close() {
     if (closed_.exchange(true, std::memory_order_acq_rel)) return;
-    for (auto& c : connections_) c->close();
+    for (auto& c : connections_)
+        c->close();
 }
 
 }  // namespace folsom::cluster

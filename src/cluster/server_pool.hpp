@@ -6,6 +6,13 @@
 // failover policy marks the server dead when its last connection goes down.
 #pragma once
 
+#include "folsom/connection_state.hpp"
+#include "folsom/detail/operation.hpp"
+#include "folsom/options.hpp"
+#include "folsom/server_address.hpp"
+
+#include "net/connection.hpp"
+
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -16,18 +23,12 @@
 #include <string>
 #include <vector>
 
-#include "folsom/connection_state.hpp"
-#include "folsom/detail/operation.hpp"
-#include "folsom/options.hpp"
-#include "folsom/server_address.hpp"
-#include "net/connection.hpp"
-
 namespace folsom::cluster {
 
 /// The health of one server, shared by its connections' listeners. Kept apart from the pool
 /// so that connections (which hold their listener) never own the pool that owns them.
 class ServerHealth {
-public:
+  public:
     ServerHealth(std::string name, std::size_t connections, const Options& options);
 
     /// One connection's new state (on that connection's strand).
@@ -42,7 +43,7 @@ public:
     /// The folded state last reported (for tests and diagnostics).
     ConnectionState state() const;
 
-private:
+  private:
     static std::int64_t now_ns() noexcept {
         return std::chrono::duration_cast<std::chrono::nanoseconds>(
                    std::chrono::steady_clock::now().time_since_epoch())
@@ -61,7 +62,7 @@ private:
 };
 
 class ServerPool {
-public:
+  public:
     /// Creates the connections (not yet started). `id` is the server's stable index.
     ServerPool(asio::any_io_executor ex, ServerAddress address, std::size_t id,
                const Options& options);
@@ -85,7 +86,7 @@ public:
     const std::string& name() const noexcept { return name_; }
     const ServerHealth& health() const noexcept { return *health_; }
 
-private:
+  private:
     const ServerAddress address_;
     const std::size_t id_;
     const std::string name_;

@@ -1,6 +1,6 @@
-#include <asio/post.hpp>
-
 #include "folsom/cluster/discovery.hpp"
+
+#include <asio/post.hpp>
 
 namespace folsom::cluster {
 

@@ -1,10 +1,18 @@
 // Many servers, against real memcached processes: placement (checked against libmemcached and
 // against each server's own view), weights, connection pools, a server killed under load,
 // retries, failover, the connection-state listener, and following a changing server set.
+#include "folsom/blocking_client.hpp"
+#include "folsom/client.hpp"
+#include "folsom/cluster/discovery.hpp"
+
+#include "support/cluster_support.hpp"
+#include "support/memcached_server.hpp"
+#include "support/tcp_proxy.hpp"
+
+#include <asio/use_future.hpp>
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <asio/use_future.hpp>
 #include <atomic>
 #include <chrono>
 #include <map>
@@ -14,13 +22,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include "folsom/blocking_client.hpp"
-#include "folsom/client.hpp"
-#include "folsom/cluster/discovery.hpp"
-#include "support/cluster_support.hpp"
-#include "support/memcached_server.hpp"
-#include "support/tcp_proxy.hpp"
 
 namespace {
 
@@ -37,7 +38,8 @@ using Servers = std::vector<std::unique_ptr<MemcachedServer>>;
 
 Servers start_servers(std::size_t n) {
     Servers s;
-    for (std::size_t i = 0; i < n; ++i) s.push_back(std::make_unique<MemcachedServer>());
+    for (std::size_t i = 0; i < n; ++i)
+        s.push_back(std::make_unique<MemcachedServer>());
     return s;
 }
 
@@ -47,19 +49,21 @@ ServerAddress address_of(const MemcachedServer& s, std::uint32_t weight = 1) {
 
 std::vector<ServerAddress> addresses_of(const std::vector<const MemcachedServer*>& servers) {
     std::vector<ServerAddress> out;
-    for (auto* s : servers) out.push_back(address_of(*s));
+    for (auto* s : servers)
+        out.push_back(address_of(*s));
     return out;
 }
 
 std::vector<std::string> make_keys(std::size_t n, const std::string& prefix = "key:") {
     std::vector<std::string> keys;
-    for (std::size_t i = 0; i < n; ++i) keys.push_back(prefix + std::to_string(i));
+    for (std::size_t i = 0; i < n; ++i)
+        keys.push_back(prefix + std::to_string(i));
     return keys;
 }
 
 bool server_has(std::uint16_t port, const std::string& key) {
-    return folsom::test::raw_request(port, "get " + key + "\r\n", "END\r\n").find("VALUE " + key + " ") !=
-           std::string::npos;
+    return folsom::test::raw_request(port, "get " + key + "\r\n", "END\r\n")
+               .find("VALUE " + key + " ") != std::string::npos;
 }
 
 long long curr_connections(std::uint16_t port) {
@@ -141,15 +145,19 @@ TEST(Cluster, WeightedServersFollowLibmemcached) {
 TEST(Cluster, EveryServerGetsItsPoolOfConnections) {
     const Servers servers = start_servers(3);
     std::vector<long long> before;
-    for (const auto& s : servers) before.push_back(curr_connections(s->port()));
+    for (const auto& s : servers)
+        before.push_back(curr_connections(s->port()));
     folsom::Options o;
     o.servers.clear();
-    for (const auto& s : servers) o.servers.push_back(s->address());
+    for (const auto& s : servers)
+        o.servers.push_back(s->address());
     o.connections_per_server = 4;
     folsom::BlockingClient c(o);
-    for (const auto& k : make_keys(60)) ASSERT_EQ(c.set(k, "v"), Status::stored);
+    for (const auto& k : make_keys(60))
+        ASSERT_EQ(c.set(k, "v"), Status::stored);
     for (std::size_t i = 0; i < servers.size(); ++i)
-        EXPECT_TRUE(wait_for([&] { return curr_connections(servers[i]->port()) == before[i] + 4; }, 2s))
+        EXPECT_TRUE(
+            wait_for([&] { return curr_connections(servers[i]->port()) == before[i] + 4; }, 2s))
             << "server " << i << ": " << curr_connections(servers[i]->port()) << " connections, "
             << before[i] << " before the client";
 }
@@ -162,11 +170,13 @@ TEST(Cluster, RequestsAreSpreadRoundRobinOverThePool) {
     o.servers = {proxy.address()};
     o.connections_per_server = 4;
     folsom::BlockingClient c(o);
-    for (int i = 0; i < 400; ++i) c.get("round-robin-key");
+    for (int i = 0; i < 400; ++i)
+        c.get("round-robin-key");
     const auto bytes = proxy.bytes_from_clients();
     ASSERT_EQ(bytes.size(), 4u);
     const std::size_t per_request = std::string("get round-robin-key\r\n").size();
-    for (auto b : bytes) EXPECT_EQ(b, 100 * per_request);  // strictly round-robin, all used
+    for (auto b : bytes)
+        EXPECT_EQ(b, 100 * per_request);  // strictly round-robin, all used
 }
 
 // ---- a server dies under load --------------------------------------------------------------
@@ -175,7 +185,8 @@ TEST(Cluster, KillingOneServerFailsOnlyItsKeysFastAndItComesBack) {
     Servers servers = start_servers(3);
     folsom::Options o;
     o.servers.clear();
-    for (const auto& s : servers) o.servers.push_back(s->address());
+    for (const auto& s : servers)
+        o.servers.push_back(s->address());
     o.request_timeout = 2s;
     o.reconnect_initial_delay = 10ms;
     o.reconnect_max_delay = 100ms;
@@ -197,8 +208,8 @@ TEST(Cluster, KillingOneServerFailsOnlyItsKeysFastAndItComesBack) {
     } tally;
     constexpr std::size_t threads = 2, per_thread = 6000;
     CompletionLedger ledger(threads * per_thread);
-    std::atomic<bool> victim_down{false};
-    auto judge = [&](bool victim_key, std::error_code ec, std::chrono::steady_clock::time_point t0) {
+    auto judge = [&](bool victim_key, std::error_code ec,
+                     std::chrono::steady_clock::time_point t0) {
         if (!ec) {
             ++tally.ok;
             return;
@@ -220,32 +231,36 @@ TEST(Cluster, KillingOneServerFailsOnlyItsKeysFastAndItComesBack) {
                     const std::size_t k2 = (k + 101) % keys.size(), k3 = (k + 202) % keys.size();
                     std::string_view mk[] = {keys[k], keys[k2], keys[k3]};
                     const bool v[] = {on_victim[k], on_victim[k2], on_victim[k3]};
-                    client.get_multi(mk, [&, id, v, t0](std::error_code ec, folsom::MultiGetResult r) {
-                        const bool all_victim = v[0] && v[1] && v[2];
-                        if (ec) {
-                            // Only when every key's server failed.
-                            judge(true, ec, t0);
-                            if (!all_victim) ++tally.other_failed;
-                        } else {
-                            for (std::size_t j = 0; j < 3; ++j) {
-                                const std::error_code e = r.complete() ? std::error_code{} : r.errors[j];
-                                if (e) judge(v[j], e, t0);
-                                if (!e && !r.values[j]) ++tally.bad_error;  // stored up front
-                            }
-                            ++tally.ok;
-                        }
-                        ledger.complete(id);
-                    });
+                    client.get_multi(mk,
+                                     [&, id, v, t0](std::error_code ec, folsom::MultiGetResult r) {
+                                         const bool all_victim = v[0] && v[1] && v[2];
+                                         if (ec) {
+                                             // Only when every key's server failed.
+                                             judge(true, ec, t0);
+                                             if (!all_victim) ++tally.other_failed;
+                                         } else {
+                                             for (std::size_t j = 0; j < 3; ++j) {
+                                                 const std::error_code e =
+                                                     r.complete() ? std::error_code{} : r.errors[j];
+                                                 if (e) judge(v[j], e, t0);
+                                                 if (!e && !r.values[j])
+                                                     ++tally.bad_error;  // stored up front
+                                             }
+                                             ++tally.ok;
+                                         }
+                                         ledger.complete(id);
+                                     });
                 } else if (id % 3 == 1) {
                     client.set(keys[k], "v", 0s, [&, id, k, t0](std::error_code ec, Status) {
                         judge(on_victim[k], ec, t0);
                         ledger.complete(id);
                     });
                 } else {
-                    client.get(keys[k], [&, id, k, t0](std::error_code ec, std::optional<folsom::Value>) {
-                        judge(on_victim[k], ec, t0);
-                        ledger.complete(id);
-                    });
+                    client.get(keys[k],
+                               [&, id, k, t0](std::error_code ec, std::optional<folsom::Value>) {
+                                   judge(on_victim[k], ec, t0);
+                                   ledger.complete(id);
+                               });
                 }
                 if (i % 100 == 0) std::this_thread::sleep_for(2ms);  // steady, bounded load
             }
@@ -253,12 +268,13 @@ TEST(Cluster, KillingOneServerFailsOnlyItsKeysFastAndItComesBack) {
     }
     std::this_thread::sleep_for(60ms);
     victim.kill();
-    victim_down = true;
     std::this_thread::sleep_for(120ms);
     victim.restart();  // the victim comes back empty: later gets of its keys may miss
-    for (auto& w : workers) w.join();
+    for (auto& w : workers)
+        w.join();
 
-    ASSERT_TRUE(wait_for([&] { return ledger.all_done(); }, 10s)) << ledger.never() << " never completed";
+    ASSERT_TRUE(wait_for([&] { return ledger.all_done(); }, 10s))
+        << ledger.never() << " never completed";
     EXPECT_EQ(ledger.twice(), 0u);
     EXPECT_GT(tally.victim_failed.load(), 0u) << "the kill hit no request";
     EXPECT_EQ(tally.other_failed.load(), 0u) << "a healthy server's request failed";
@@ -282,11 +298,13 @@ TEST(Cluster, MultiGetReturnsPartialResultsWhileAServerIsDown) {
     Servers servers = start_servers(3);
     folsom::Options o;
     o.servers.clear();
-    for (const auto& s : servers) o.servers.push_back(s->address());
+    for (const auto& s : servers)
+        o.servers.push_back(s->address());
     o.reconnect_initial_delay = 5s;  // stays down for the whole test
     folsom::BlockingClient c(o);
     const auto keys = make_keys(60, "mg:");
-    for (const auto& k : keys) ASSERT_EQ(c.set(k, "v:" + k), Status::stored);
+    for (const auto& k : keys)
+        ASSERT_EQ(c.set(k, "v:" + k), Status::stored);
     servers[2]->kill();
     const std::uint16_t dead = servers[2]->port();
     // The client notices the EOF; then its requests fail fast.
@@ -332,7 +350,7 @@ TEST(Cluster, MultiGetReturnsPartialResultsWhileAServerIsDown) {
 // ---- retry ----------------------------------------------------------------------------------
 
 class ClusterRetry : public ::testing::Test {
-protected:
+  protected:
     // One server behind a relay, two connections: a request is lost on one while the other
     // stays healthy.
     folsom::Options options() const {
@@ -456,7 +474,8 @@ TEST(ClusterFailover, ADeadServersKeysMoveWhereLibmemcachedAutoEjectPutsThem) {
     Servers servers = start_servers(3);
     folsom::Options o;
     o.servers.clear();
-    for (const auto& s : servers) o.servers.push_back(s->address());
+    for (const auto& s : servers)
+        o.servers.push_back(s->address());
     o.failover.enabled = true;
     o.failover.dead_timeout = 10s;  // only a reconnect brings it back in this test
     o.reconnect_initial_delay = 20ms;
@@ -467,7 +486,8 @@ TEST(ClusterFailover, ADeadServersKeysMoveWhereLibmemcachedAutoEjectPutsThem) {
     const auto all = addresses_of({servers[0].get(), servers[1].get(), servers[2].get()});
     const auto live = addresses_of({servers[0].get(), servers[2].get()});
     ASSERT_TRUE(placement_matches(client, all, keys));
-    for (const auto& k : keys) ASSERT_EQ(c.set(k, "v"), Status::stored);
+    for (const auto& k : keys)
+        ASSERT_EQ(c.set(k, "v"), Status::stored);
 
     servers[1]->kill();
     // With equal weights, walking the ring past a dead server's points is exactly
@@ -486,7 +506,8 @@ TEST(ClusterFailover, DeadTimeoutBringsAServerBackEvenIfStillDown) {
     Servers servers = start_servers(3);
     folsom::Options o;
     o.servers.clear();
-    for (const auto& s : servers) o.servers.push_back(s->address());
+    for (const auto& s : servers)
+        o.servers.push_back(s->address());
     o.failover.enabled = true;
     o.failover.dead_timeout = 300ms;
     o.reconnect_initial_delay = 3s;  // no reconnect attempt during the test
@@ -503,8 +524,9 @@ TEST(ClusterFailover, DeadTimeoutBringsAServerBackEvenIfStillDown) {
     // The client may see the EOF a little before kill() has reaped the process.
     EXPECT_GE(std::chrono::steady_clock::now() - killed, 250ms);
     // Back on the ring but still down: its keys fail fast again.
-    const auto it = std::find_if(keys.begin(), keys.end(),
-                                 [&](const std::string& k) { return port_of(client, k) == servers[0]->port(); });
+    const auto it = std::find_if(keys.begin(), keys.end(), [&](const std::string& k) {
+        return port_of(client, k) == servers[0]->port();
+    });
     ASSERT_NE(it, keys.end());
     try {
         c.get(*it);
@@ -518,7 +540,8 @@ TEST(ClusterFailover, OffByDefaultKeysStayOnTheirDeadServer) {
     Servers servers = start_servers(3);
     folsom::Options o;
     o.servers.clear();
-    for (const auto& s : servers) o.servers.push_back(s->address());
+    for (const auto& s : servers)
+        o.servers.push_back(s->address());
     o.reconnect_initial_delay = 3s;
     folsom::BlockingClient c(o);
     const auto keys = make_keys(100, "nf:");
@@ -560,7 +583,8 @@ TEST(ClusterListener, ReportsConnectDisconnectReconnectAndClose) {
     {
         folsom::BlockingClient c(o);
         using S = folsom::ConnectionState;
-        EXPECT_TRUE(wait_for([&] { return log->saw(a, S::connected) && log->saw(b, S::connected); }, 2s));
+        EXPECT_TRUE(
+            wait_for([&] { return log->saw(a, S::connected) && log->saw(b, S::connected); }, 2s));
         const std::size_t mark = log->size();
         servers[1]->kill();
         EXPECT_TRUE(wait_for([&] { return log->saw(b, S::disconnected, mark); }, 2s));
@@ -588,7 +612,8 @@ TEST(ClusterListener, ReportsConnectDisconnectReconnectAndClose) {
 
 TEST(ClusterDiscovery, FollowsTheServerSetWithoutLosingARequest) {
     Servers servers = start_servers(3);
-    const auto a = address_of(*servers[0]), b = address_of(*servers[1]), d = address_of(*servers[2]);
+    const auto a = address_of(*servers[0]), b = address_of(*servers[1]),
+               d = address_of(*servers[2]);
     auto discovery = std::make_shared<folsom::cluster::StaticDiscovery>(std::vector{a, b});
     folsom::Options o;
     o.discovery = discovery;
@@ -605,7 +630,6 @@ TEST(ClusterDiscovery, FollowsTheServerSetWithoutLosingARequest) {
     constexpr std::size_t total = 20000;
     CompletionLedger ledger(total);
     std::atomic<std::size_t> failed{0};
-    std::atomic<bool> stop{false};
     std::thread load([&] {
         for (std::size_t id = 0; id < total; ++id) {
             const std::string& k = keys[id % keys.size()];
@@ -616,7 +640,8 @@ TEST(ClusterDiscovery, FollowsTheServerSetWithoutLosingARequest) {
             if (id % 2)
                 client.set(k, "v", 0s, [done](std::error_code ec, Status) { done(ec); });
             else
-                client.get(k, [done](std::error_code ec, std::optional<folsom::Value>) { done(ec); });
+                client.get(k,
+                           [done](std::error_code ec, std::optional<folsom::Value>) { done(ec); });
             if (id % 100 == 0) std::this_thread::sleep_for(1ms);
         }
     });
@@ -626,7 +651,8 @@ TEST(ClusterDiscovery, FollowsTheServerSetWithoutLosingARequest) {
     discovery->set({a, d});  // shrink: b drains, then closes
     EXPECT_TRUE(wait_for([&] { return placement_matches(client, {a, d}, keys); }, 2s));
     load.join();
-    ASSERT_TRUE(wait_for([&] { return ledger.all_done(); }, 10s)) << ledger.never() << " never completed";
+    ASSERT_TRUE(wait_for([&] { return ledger.all_done(); }, 10s))
+        << ledger.never() << " never completed";
     EXPECT_EQ(ledger.twice(), 0u);
     EXPECT_EQ(failed.load(), 0u);
     // After the drain delay the removed server's connections are closed.
@@ -634,7 +660,8 @@ TEST(ClusterDiscovery, FollowsTheServerSetWithoutLosingARequest) {
     // Stats go to the current members only.
     const auto stats = c.stats();
     std::set<std::string> names;
-    for (auto& s : stats) names.insert(s.server);
+    for (auto& s : stats)
+        names.insert(s.server);
     EXPECT_EQ(names, (std::set<std::string>{a.to_string(), d.to_string()}));
     // Keys set now land on the new owners.
     LibmemcachedPlacement lm({a, d});

@@ -1,9 +1,16 @@
 // DNS SRV discovery against a real DNS server: Debian's dnsmasq on a loopback port, serving
 // _memcache._tcp.test.local records that point at real memcached processes. The client's
 // c-ares resolver is pointed at that port only; nothing leaves the loopback interface.
-#include <gtest/gtest.h>
+#include "folsom/blocking_client.hpp"
+#include "folsom/cluster/discovery.hpp"
+
+#include "support/child_process.hpp"
+#include "support/cluster_support.hpp"
+#include "support/memcached_server.hpp"
 
 #include <asio/io_context.hpp>
+#include <gtest/gtest.h>
+
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -12,12 +19,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include "folsom/blocking_client.hpp"
-#include "folsom/cluster/discovery.hpp"
-#include "support/child_process.hpp"
-#include "support/cluster_support.hpp"
-#include "support/memcached_server.hpp"
 
 namespace {
 
@@ -32,7 +33,7 @@ constexpr const char* service = "_memcache._tcp.test.local";
 
 /// dnsmasq answering only from its command line: no config file, no /etc/hosts, no upstream.
 class Dnsmasq {
-public:
+  public:
     Dnsmasq() : port_(folsom::test::free_loopback_port()) {}
     std::uint16_t port() const noexcept { return port_; }
 
@@ -41,10 +42,17 @@ public:
     void serve(const std::vector<ServerAddress>& servers,
                const std::vector<ServerAddress>& backups = {}) {
         process_.stop();
-        std::vector<std::string> argv = {
-            "dnsmasq", "--no-daemon", "--conf-file=/dev/null", "--port=" + std::to_string(port_),
-            "--listen-address=127.0.0.1", "--bind-interfaces", "--no-resolv", "--no-hosts",
-            "--pid-file", "--user=root", "--log-facility=-"};
+        std::vector<std::string> argv = {"dnsmasq",
+                                         "--no-daemon",
+                                         "--conf-file=/dev/null",
+                                         "--port=" + std::to_string(port_),
+                                         "--listen-address=127.0.0.1",
+                                         "--bind-interfaces",
+                                         "--no-resolv",
+                                         "--no-hosts",
+                                         "--pid-file",
+                                         "--user=root",
+                                         "--log-facility=-"};
         for (const auto& s : servers)
             argv.push_back("--srv-host=" + std::string(service) + "," + s.host + "," +
                            std::to_string(s.port) + ",0," + std::to_string(s.weight));
@@ -57,12 +65,14 @@ public:
         ASSERT_TRUE(folsom::test::wait_until_listening(port_, 5000)) << "dnsmasq did not start";
     }
 
-private:
+  private:
     std::uint16_t port_;
     ChildProcess process_;
 };
 
-ServerAddress address_of(const MemcachedServer& s) { return {"127.0.0.1", s.port(), 1}; }
+ServerAddress address_of(const MemcachedServer& s) {
+    return {"127.0.0.1", s.port(), 1};
+}
 
 std::uint16_t port_of(folsom::Client& c, const std::string& key) {
     const std::string& name = c.server_name(c.server_for(key));
@@ -93,7 +103,7 @@ std::vector<ServerAddress> resolve_once(folsom::cluster::Discovery& d, std::erro
 }
 
 class DnsSrvDiscovery : public ::testing::Test {
-protected:
+  protected:
     void SetUp() override {
         if (!folsom::test::have_program("dnsmasq"))
             GTEST_SKIP() << "dnsmasq is not installed (scripts/deps installs it)";
@@ -103,10 +113,10 @@ protected:
 TEST_F(DnsSrvDiscovery, ResolvesTheLowestPriorityTargetsSorted) {
     MemcachedServer a, b;
     Dnsmasq dns;
-    dns.serve({{"127.0.0.1", b.port(), 3}, {"127.0.0.1", a.port(), 1}},
-              {{"127.0.0.1", 11299, 1}});
+    dns.serve({{"127.0.0.1", b.port(), 3}, {"127.0.0.1", a.port(), 1}}, {{"127.0.0.1", 11299, 1}});
     auto d = folsom::cluster::make_dns_srv_discovery(
-        service, {.nameservers = "127.0.0.1:" + std::to_string(dns.port()), .timeout = 500ms, .tries = 2});
+        service,
+        {.nameservers = "127.0.0.1:" + std::to_string(dns.port()), .timeout = 500ms, .tries = 2});
     std::error_code ec;
     const auto servers = resolve_once(*d, ec);
     ASSERT_FALSE(ec) << ec.message();
@@ -123,7 +133,8 @@ TEST_F(DnsSrvDiscovery, AMissingNameIsAnErrorNotAnEmptyCluster) {
     Dnsmasq dns;
     dns.serve({});
     auto d = folsom::cluster::make_dns_srv_discovery(
-        "_nothing._tcp.test.local", {.nameservers = "127.0.0.1:" + std::to_string(dns.port()), .timeout = 500ms, .tries = 1});
+        "_nothing._tcp.test.local",
+        {.nameservers = "127.0.0.1:" + std::to_string(dns.port()), .timeout = 500ms, .tries = 1});
     std::error_code ec;
     EXPECT_TRUE(resolve_once(*d, ec).empty());
     EXPECT_EQ(ec, folsom::errc::resolve_failed);
@@ -133,7 +144,8 @@ TEST_F(DnsSrvDiscovery, AnUnreachableNameServerFailsWithoutHanging) {
     // Nothing listens on this port: c-ares gives up (port unreachable, or its timeout).
     auto d = folsom::cluster::make_dns_srv_discovery(
         service, {.nameservers = "127.0.0.1:" + std::to_string(folsom::test::free_loopback_port()),
-                  .timeout = 200ms, .tries = 1});
+                  .timeout = 200ms,
+                  .tries = 1});
     std::error_code ec;
     const auto start = std::chrono::steady_clock::now();
     resolve_once(*d, ec);
@@ -147,12 +159,14 @@ TEST_F(DnsSrvDiscovery, TheClientFollowsTheRecords) {
     dns.serve({address_of(a), address_of(b)});
     folsom::Options o;
     o.discovery = folsom::cluster::make_dns_srv_discovery(
-        service, {.nameservers = "127.0.0.1:" + std::to_string(dns.port()), .timeout = 300ms, .tries = 1});
+        service,
+        {.nameservers = "127.0.0.1:" + std::to_string(dns.port()), .timeout = 300ms, .tries = 1});
     o.discovery_interval = 100ms;
     o.discovery_drain_delay = 200ms;
     folsom::BlockingClient client(o);
     std::vector<std::string> keys;
-    for (int i = 0; i < 100; ++i) keys.push_back("dns:" + std::to_string(i));
+    for (int i = 0; i < 100; ++i)
+        keys.push_back("dns:" + std::to_string(i));
 
     // The records sort a and b by port; libmemcached is given them in that order too.
     auto sorted = [](std::vector<ServerAddress> v) {
@@ -164,7 +178,8 @@ TEST_F(DnsSrvDiscovery, TheClientFollowsTheRecords) {
     folsom::test::LibmemcachedPlacement lm_ab(ab);
     for (const auto& k : keys) {
         ASSERT_EQ(client.set(k, "v"), Status::stored);
-        EXPECT_NE(folsom::test::raw_request(lm_ab.port_for(k), "get " + k + "\r\n", "END\r\n").find("VALUE"),
+        EXPECT_NE(folsom::test::raw_request(lm_ab.port_for(k), "get " + k + "\r\n", "END\r\n")
+                      .find("VALUE"),
                   std::string::npos);
     }
 
@@ -178,7 +193,8 @@ TEST_F(DnsSrvDiscovery, TheClientFollowsTheRecords) {
         ASSERT_EQ(client.set(k, "moved"), Status::stored);
         const auto port = lm_ac.port_for(k);
         on_c += port == c.port();
-        EXPECT_NE(folsom::test::raw_request(port, "get " + k + "\r\n", "END\r\n").find("VALUE " + k + " 0 5"),
+        EXPECT_NE(folsom::test::raw_request(port, "get " + k + "\r\n", "END\r\n")
+                      .find("VALUE " + k + " 0 5"),
                   std::string::npos);
     }
     EXPECT_GT(on_c, 0u);

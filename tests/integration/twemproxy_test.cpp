@@ -2,6 +2,12 @@
 // server to the client. Every operation twemproxy forwards works through it. What it does not
 // forward (version, stats, flush_all, gat/gats) it answers by closing the connection, which the
 // client reports as errc::connection_lost and recovers from by reconnecting.
+#include "folsom/blocking_client.hpp"
+
+#include "support/child_process.hpp"
+#include "support/cluster_support.hpp"
+#include "support/memcached_server.hpp"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -10,11 +16,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include "folsom/blocking_client.hpp"
-#include "support/child_process.hpp"
-#include "support/cluster_support.hpp"
-#include "support/memcached_server.hpp"
 
 namespace {
 
@@ -25,12 +26,13 @@ using folsom::test::MemcachedServer;
 using folsom::test::wait_for;
 
 class Twemproxy : public ::testing::Test {
-protected:
+  protected:
     void SetUp() override {
         if (!folsom::test::have_program("nutcracker"))
             GTEST_SKIP() << "nutcracker is not installed (scripts/deps installs it)";
         port_ = folsom::test::free_loopback_port();
-        dir_ = std::filesystem::temp_directory_path() / ("folsom-twemproxy-" + std::to_string(port_));
+        dir_ =
+            std::filesystem::temp_directory_path() / ("folsom-twemproxy-" + std::to_string(port_));
         std::filesystem::create_directories(dir_);
         const auto conf = dir_ / "nutcracker.yml";
         std::ofstream(conf) << "folsom:\n"
@@ -44,9 +46,10 @@ protected:
                             << "   - 127.0.0.1:" << a_.port() << ":1\n"
                             << "   - 127.0.0.1:" << b_.port() << ":1\n";
         // Stats on loopback too (its default is every interface).
-        proxy_ = folsom::test::ChildProcess(
-            {"nutcracker", "-c", conf.string(), "-s", std::to_string(folsom::test::free_loopback_port()),
-             "-a", "127.0.0.1", "-p", (dir_ / "pid").string(), "-o", (dir_ / "log").string()});
+        proxy_ = folsom::test::ChildProcess({"nutcracker", "-c", conf.string(), "-s",
+                                             std::to_string(folsom::test::free_loopback_port()),
+                                             "-a", "127.0.0.1", "-p", (dir_ / "pid").string(), "-o",
+                                             (dir_ / "log").string()});
         ASSERT_TRUE(folsom::test::wait_until_listening(port_, 5000)) << "nutcracker did not start";
     }
     void TearDown() override {
@@ -62,8 +65,12 @@ protected:
     }
     /// Which memcached behind the proxy holds `key` (exactly one must).
     int holder(const std::string& key) {
-        const bool on_a = folsom::test::raw_request(a_.port(), "get " + key + "\r\n", "END\r\n").find("VALUE") != std::string::npos;
-        const bool on_b = folsom::test::raw_request(b_.port(), "get " + key + "\r\n", "END\r\n").find("VALUE") != std::string::npos;
+        const bool on_a =
+            folsom::test::raw_request(a_.port(), "get " + key + "\r\n", "END\r\n").find("VALUE") !=
+            std::string::npos;
+        const bool on_b =
+            folsom::test::raw_request(b_.port(), "get " + key + "\r\n", "END\r\n").find("VALUE") !=
+            std::string::npos;
         if (on_a && on_b) return 3;
         return on_a ? 1 : on_b ? 2 : 0;
     }
@@ -122,7 +129,8 @@ TEST_F(Twemproxy, EveryForwardedOperationWorksThroughIt) {
     views.push_back("mk:missing");
     const auto r = c.get_multi(views);
     ASSERT_TRUE(r.complete());
-    for (std::size_t i = 0; i < keys.size(); ++i) EXPECT_EQ(r.values[i]->data, "v" + std::to_string(i));
+    for (std::size_t i = 0; i < keys.size(); ++i)
+        EXPECT_EQ(r.values[i]->data, "v" + std::to_string(i));
     EXPECT_FALSE(r.values.back().has_value());
     const auto rs = c.async().gets_multi(views, asio::use_future).get();
     ASSERT_TRUE(rs.complete());

@@ -1,23 +1,23 @@
 #include "support/child_process.hpp"
 
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdexcept>
+#include <sys/wait.h>
 #include <thread>
+#include <unistd.h>
 
 namespace folsom::test {
 
 ChildProcess::ChildProcess(std::vector<std::string> argv, const std::string& log_file) {
     std::vector<char*> args;
-    for (auto& a : argv) args.push_back(a.data());
+    for (auto& a : argv)
+        args.push_back(a.data());
     args.push_back(nullptr);
     pid_t pid = ::fork();
     if (pid < 0) throw std::runtime_error("fork() failed");
@@ -36,7 +36,9 @@ ChildProcess::ChildProcess(std::vector<std::string> argv, const std::string& log
     pid_ = pid;
 }
 
-ChildProcess::~ChildProcess() { stop(); }
+ChildProcess::~ChildProcess() {
+    stop();
+}
 
 ChildProcess& ChildProcess::operator=(ChildProcess&& o) noexcept {
     if (this != &o) {

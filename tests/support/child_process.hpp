@@ -2,15 +2,14 @@
 // by its PID — never by name.
 #pragma once
 
-#include <sys/types.h>
-
 #include <string>
+#include <sys/types.h>
 #include <vector>
 
 namespace folsom::test {
 
 class ChildProcess {
-public:
+  public:
     ChildProcess() = default;
     /// Starts argv[0] (looked up in PATH) with its output sent to `log_file` ("" keeps it).
     explicit ChildProcess(std::vector<std::string> argv, const std::string& log_file = "");
@@ -24,7 +23,7 @@ public:
     /// SIGTERM, then SIGKILL after a grace period; reaps. No-op when not running.
     void stop();
 
-private:
+  private:
     pid_t pid_ = -1;
 };
 

@@ -2,6 +2,8 @@
 // completions.
 #pragma once
 
+#include "folsom/server_address.hpp"
+
 #include <gtest/gtest.h>
 #include <libmemcached/memcached.h>
 
@@ -12,14 +14,12 @@
 #include <thread>
 #include <vector>
 
-#include "folsom/server_address.hpp"
-
 namespace folsom::test {
 
 /// Where libmemcached (MEMCACHED_BEHAVIOR_KETAMA_WEIGHTED) puts keys: it names servers by
 /// host and port, as our ServerAddress does. Answers the *port* of the chosen server.
 class LibmemcachedPlacement {
-public:
+  public:
     explicit LibmemcachedPlacement(const std::vector<ServerAddress>& servers)
         : memc_(memcached_create(nullptr)) {
         EXPECT_EQ(memcached_behavior_set(memc_, MEMCACHED_BEHAVIOR_KETAMA_WEIGHTED, 1),
@@ -38,7 +38,7 @@ public:
         return static_cast<std::uint16_t>(memcached_server_port(inst));
     }
 
-private:
+  private:
     memcached_st* memc_;
 };
 
@@ -53,22 +53,24 @@ inline bool wait_for(const std::function<bool()>& pred, std::chrono::millisecond
 
 /// Counts completions per request id: each must be exactly 1.
 class CompletionLedger {
-public:
+  public:
     explicit CompletionLedger(std::size_t n) : counts_(n) {}
     void complete(std::size_t id) { counts_[id].fetch_add(1, std::memory_order_relaxed); }
     std::size_t never() const {
         std::size_t k = 0;
-        for (auto& c : counts_) k += c.load() == 0;
+        for (auto& c : counts_)
+            k += c.load() == 0;
         return k;
     }
     std::size_t twice() const {
         std::size_t k = 0;
-        for (auto& c : counts_) k += c.load() > 1;
+        for (auto& c : counts_)
+            k += c.load() > 1;
         return k;
     }
     bool all_done() const { return never() == 0; }
 
-private:
+  private:
     std::vector<std::atomic<int>> counts_;
 };
 

@@ -3,11 +3,10 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <stdexcept>
 #include <string>
+#include <sys/socket.h>
+#include <unistd.h>
 
 namespace folsom::test {
 namespace {
@@ -66,7 +65,9 @@ TcpProxy::~TcpProxy() {
     ::close(wake_[1]);
 }
 
-std::string TcpProxy::address() const { return "127.0.0.1:" + std::to_string(port_); }
+std::string TcpProxy::address() const {
+    return "127.0.0.1:" + std::to_string(port_);
+}
 
 void TcpProxy::call(std::function<void()> f) {
     std::unique_lock lk(mu_);
@@ -108,7 +109,8 @@ std::size_t TcpProxy::connections() {
 std::vector<std::size_t> TcpProxy::bytes_from_clients() {
     std::vector<std::size_t> out;
     call([this, &out] {
-        for (auto& p : pairs_) out.push_back(p.bytes);
+        for (auto& p : pairs_)
+            out.push_back(p.bytes);
     });
     return out;
 }

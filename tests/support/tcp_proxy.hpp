@@ -15,7 +15,7 @@
 namespace folsom::test {
 
 class TcpProxy {
-public:
+  public:
     /// Listens on a free 127.0.0.1 port and relays every connection to 127.0.0.1:upstream.
     explicit TcpProxy(std::uint16_t upstream_port);
     ~TcpProxy();
@@ -36,7 +36,7 @@ public:
     /// Bytes each current client connection has sent (in accept order).
     std::vector<std::size_t> bytes_from_clients();
 
-private:
+  private:
     struct Pair {
         int client = -1, server = -1;
         bool swallowed = false;

@@ -6,7 +6,10 @@
 // and for tests), and DNS SRV records resolved with c-ares.
 #pragma once
 
+#include "folsom/server_address.hpp"
+
 #include <asio/any_io_executor.hpp>
+
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -15,12 +18,10 @@
 #include <system_error>
 #include <vector>
 
-#include "folsom/server_address.hpp"
-
 namespace folsom::cluster {
 
 class Discovery {
-public:
+  public:
     /// Called exactly once per resolve(), through the executor given to it: the servers, or
     /// an error (then the list is ignored and the client keeps its current set).
     using Handler = std::function<void(std::error_code, std::vector<ServerAddress>)>;
@@ -35,13 +36,13 @@ public:
 
 /// A list held in memory; set() changes what the next resolution answers. Thread-safe.
 class StaticDiscovery final : public Discovery {
-public:
+  public:
     explicit StaticDiscovery(std::vector<ServerAddress> servers = {})
         : servers_(std::move(servers)) {}
     void set(std::vector<ServerAddress> servers);
     Cancel resolve(asio::any_io_executor ex, Handler handler) override;
 
-private:
+  private:
     std::mutex mu_;
     std::vector<ServerAddress> servers_;
 };
