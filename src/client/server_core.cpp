@@ -1,9 +1,9 @@
 #include "client/server_core.hpp"
 
+#include "folsom/error.hpp"
+
 #include <algorithm>
 #include <system_error>
-
-#include "folsom/error.hpp"
 
 namespace folsom::detail {
 
@@ -17,7 +17,9 @@ ServerCore::ServerCore(asio::any_io_executor ex, const Options& options,
     set_servers(std::move(servers));
 }
 
-ServerCore::~ServerCore() { shutdown(); }
+ServerCore::~ServerCore() {
+    shutdown();
+}
 
 const std::string& ServerCore::server_name(std::size_t i) const noexcept {
     static const std::string none;
@@ -29,7 +31,8 @@ std::vector<std::size_t> ServerCore::broadcast_servers() const {
     const auto members = table().members();
     std::vector<std::size_t> out;
     out.reserve(members.size());
-    for (const auto* p : members) out.push_back(p->id());
+    for (const auto* p : members)
+        out.push_back(p->id());
     return out;
 }
 
@@ -74,8 +77,8 @@ bool ServerCore::set_servers(std::vector<ServerAddress> servers) {
         const cluster::RoutingTable& now = table();
         const bool same = std::equal(members.begin(), members.end(), now.members().begin(),
                                      now.members().end()) &&
-                          std::equal(addresses.begin(), addresses.end(),
-                                     now.addresses().begin(), now.addresses().end());
+                          std::equal(addresses.begin(), addresses.end(), now.addresses().begin(),
+                                     now.addresses().end());
         if (same) return false;
         // Servers that left the ring drain: requests already routed to them finish there.
         for (auto* old : now.members())
@@ -85,7 +88,8 @@ bool ServerCore::set_servers(std::vector<ServerAddress> servers) {
     }
     // Connections start outside the lock; requests routed to them meanwhile queue (they are
     // in the connecting state).
-    for (auto* p : started) p->start();
+    for (auto* p : started)
+        p->start();
     return true;
 }
 
@@ -130,13 +134,16 @@ void ServerCore::shutdown() {
         std::lock_guard lk(mu_);
         shut_down_ = true;
         // Pending drain timers would keep the executor busy for the whole delay.
-        for (auto& [pool, timer] : drains_) timer->cancel();
+        for (auto& [pool, timer] : drains_)
+            timer->cancel();
         drains_.clear();
         for (auto& p : pools_)
             if (p) all.push_back(p.get());
-        for (auto& p : retired_pools_) all.push_back(p.get());
+        for (auto& p : retired_pools_)
+            all.push_back(p.get());
     }
-    for (auto* p : all) p->close();
+    for (auto* p : all)
+        p->close();
 }
 
 }  // namespace folsom::detail

@@ -330,11 +330,13 @@ void Connection::fail(std::error_code ec, const std::string& /*why*/) {
         pins.swap(pending_pins_);
     }
     const std::error_code reason = closed ? std::error_code(errc::closed) : ec;
+    // Announce the state before failing requests: a retry decided in their completion then
+    // already sees this server as down (and, with failover, routes elsewhere).
+    if (!closed && listener_) listener_(ConnectionState::backoff);
     fail_queue(inflight_, reason);
     fail_queue(dropped, reason);
     unpin_all(pins);
     if (closed) return;
-    if (listener_) listener_(ConnectionState::backoff);
     schedule_reconnect();
 }
 

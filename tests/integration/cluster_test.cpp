@@ -551,6 +551,41 @@ TEST(ClusterFailover, OffByDefaultKeysStayOnTheirDeadServer) {
     EXPECT_TRUE(placement_matches(c.async(), all, keys));
 }
 
+TEST(ClusterFailover, ARetryFollowsTheFailover) {
+    // Server 0 direct, server 1 behind a relay that loses a request in flight: its only
+    // connection drops, the server is marked dead, and the retried get goes to server 0.
+    MemcachedServer direct, behind;
+    folsom::test::TcpProxy proxy(behind.port());
+    folsom::Options o;
+    o.servers = {direct.address(), proxy.address()};
+    o.failover.enabled = true;
+    o.failover.dead_timeout = 10s;
+    o.reconnect_initial_delay = 2s;
+    o.request_timeout = 5s;
+    folsom::BlockingClient c(o);
+    std::string key;
+    for (int i = 0; key.empty(); ++i) {
+        const std::string k = "rf:" + std::to_string(i);
+        if (port_of(c.async(), k) == proxy.port()) key = k;
+    }
+    ASSERT_EQ(c.set(key, "on the relayed server"), Status::stored);
+    ASSERT_EQ(folsom::test::raw_request(direct.port(), "set " + key + " 0 0 9\r\nfailover!\r\n"),
+              "STORED\r\n");
+    proxy.swallow(true);
+    auto f = c.async().get(key, asio::use_future);
+    ASSERT_TRUE(wait_for(
+        [&] {
+            const auto b = proxy.bytes_from_clients();
+            return !b.empty() && b[0] > std::string("set " + key + " 0 0 21\r\non the relayed server\r\n").size();
+        },
+        2s));
+    ASSERT_EQ(proxy.drop_swallowing(), 1u);
+    const auto v = f.get();  // no error: answered by the server the key fails over to
+    ASSERT_TRUE(v.has_value());
+    EXPECT_EQ(v->data, "failover!");
+    EXPECT_EQ(port_of(c.async(), key), direct.port());
+}
+
 // ---- connection-state listener -------------------------------------------------------------
 
 TEST(ClusterListener, ReportsConnectDisconnectReconnectAndClose) {
