@@ -137,6 +137,7 @@ void TcpProxy::run() {
             }
             continue;  // pairs_ may have changed
         }
+        const std::size_t polled = pairs_.size();  // a pair accepted below was not polled
         if (fds[1].revents & POLLIN) {
             int c = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
             if (c >= 0) {
@@ -148,7 +149,7 @@ void TcpProxy::run() {
             }
         }
         std::vector<std::size_t> dead;
-        for (std::size_t i = 0; i < pairs_.size(); ++i) {
+        for (std::size_t i = 0; i < polled; ++i) {
             auto& p = pairs_[i];
             const auto& cfd = fds[2 + 2 * i];
             const auto& sfd = fds[3 + 2 * i];
