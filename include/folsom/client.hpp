@@ -260,9 +260,11 @@ class Client {
     }
     /// Requests accepted and not yet completed (for monitoring and tests).
     std::size_t outstanding() const noexcept { return core_->outstanding(); }
+    /// Number of server indices (Options::servers order). With discovery, every server seen
+    /// so far keeps its index, so this counts removed servers too.
     std::size_t server_count() const noexcept { return core_->server_count(); }
     const std::string& server_name(std::size_t i) const noexcept { return core_->server_name(i); }
-    /// Which server (index) owns `key`.
+    /// Which server (index) owns `key` now (with failover, a live server).
     std::size_t server_for(std::string_view key) const noexcept { return core_->server_for(key); }
 
   private:
@@ -344,16 +346,15 @@ class Client {
     auto all_nodes(const detail::Request& r, Token&& token) {
         return asio::async_initiate<Token, void(std::error_code, std::vector<NodeResult<T>>)>(
             [core = core_](auto handler, const detail::Request& req) {
-                const auto n = static_cast<std::uint32_t>(core->server_count());
+                const std::vector<std::size_t> servers = core->broadcast_servers();
+                const auto n = static_cast<std::uint32_t>(servers.size());
                 std::vector<std::string> names;
                 names.reserve(n);
-                for (std::uint32_t i = 0; i < n; ++i)
-                    names.push_back(core->server_name(i));
+                for (auto s : servers) names.push_back(core->server_name(s));
                 auto* op = make_op<detail::NodeCollector<T>>(core, std::move(handler), n,
                                                              std::move(names));
                 if (!op) return;
-                for (std::uint32_t i = 0; i < n; ++i)
-                    core->submit(i, *op, i, req);
+                for (std::uint32_t i = 0; i < n; ++i) core->submit(servers[i], *op, i, req);
                 op->initiated();
             },
             token, r);

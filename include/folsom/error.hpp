@@ -15,7 +15,7 @@ namespace folsom {
 /// metrics and logs); append new ones at the end.
 enum class errc {
     not_connected = 1,  ///< no connection to the server that owns the key (down, or connecting)
-    closed,             ///< the client was shut down, or the connection closed under the request
+    closed,             ///< the client was shut down (see connection_lost for a dropped connection)
     overloaded,         ///< more than Options::max_outstanding_requests in flight
     timeout,            ///< connect timeout, or no bytes from the server for too long
     protocol_error,     ///< the server sent bytes that are not a valid reply (connection dropped)
@@ -30,6 +30,8 @@ enum class errc {
     tls_error,          ///< TLS handshake or certificate verification failed
     unsupported,        ///< the operation is not available with the chosen protocol
     cancelled,          ///< the caller cancelled the request (its reply, if any, is discarded)
+    connection_lost,    ///< the connection broke under the request (server closed it, I/O error);
+                        ///< unlike `closed`, the client is alive and reconnects by itself
 };
 
 /// The "folsom" error category.
@@ -42,7 +44,8 @@ inline std::error_code make_error_code(errc e) noexcept {
 /// True when an error means the connection it happened on can no longer be trusted and must
 /// be closed (its in-flight requests fail, the reconnect logic takes over).
 constexpr bool is_fatal(errc e) noexcept {
-    return e == errc::protocol_error || e == errc::timeout || e == errc::closed;
+    return e == errc::protocol_error || e == errc::timeout || e == errc::closed ||
+           e == errc::connection_lost;
 }
 
 }  // namespace folsom

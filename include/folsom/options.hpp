@@ -2,16 +2,23 @@
 // one (max_outstanding_requests = 1000, a 10 ms .. 60 s reconnect backoff, 3 s request timeout).
 #pragma once
 
-#include "folsom/cluster/continuum.hpp"
-
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "folsom/cluster/continuum.hpp"
+#include "folsom/connection_state.hpp"
+
 namespace folsom {
+
+namespace cluster {
+class Discovery;  // cluster/discovery.hpp
+}
 
 enum class Protocol : std::uint8_t { ascii, binary, meta };
 
@@ -72,6 +79,44 @@ struct Options {
     /// TLS on every connection when set. A failed handshake or certificate check fails the
     /// connect with errc::tls_error (and the connection retries with the usual backoff).
     std::optional<TlsOptions> tls = std::nullopt;
+
+    // ---- many servers -------------------------------------------------------------------
+
+    /// Retry an idempotent request (get, gets, gat, gats, touch, delete; never a store, incr
+    /// or decr) once when the connection it was in flight on is lost (errc::connection_lost;
+    /// never after shutdown). The retry goes to the next connection of the key's server (or,
+    /// with failover, to the server the key fails over to); if that fails too, the second
+    /// error is the result. On by default, as in Folsom: repeating these requests cannot
+    /// change what is stored, and a dropped connection is the failure most worth hiding.
+    /// Caveat: a delete that did reach the server before the connection dropped answers
+    /// not_found on its retry.
+    bool retry_idempotent = true;
+
+    /// libmemcached-style auto-eject (off by default, so that placement never differs from
+    /// libmemcached's while servers are up — and while one is down, its keys simply fail).
+    /// When enabled, a server whose every connection is down is marked dead; keys it owns go
+    /// to the next live server on the ring until it reconnects or `dead_timeout` passes.
+    struct Failover {
+        bool enabled = false;
+        std::chrono::milliseconds dead_timeout{1000};
+    };
+    Failover failover{};
+
+    /// Called when a server's state changes (connecting, connected, disconnected, closed),
+    /// with its "host:port". Runs on the I/O thread, inside the connection's event loop: keep
+    /// it short and do not block. May run (with `closed`) after shutdown(), until the
+    /// executor has run the pending work.
+    std::function<void(const std::string& server, ConnectionState state)> on_connection_state{};
+
+    /// Where the server list comes from, when it is not fixed (cluster/discovery.hpp, e.g.
+    /// DNS SRV). When set, `servers` is ignored: the client starts with no server (requests
+    /// fail fast with not_connected) and resolves at once, then every discovery_interval.
+    /// When the set changes, the ring is rebuilt and swapped atomically; new servers are
+    /// connected; removed servers keep serving requests already routed to them and are
+    /// closed after discovery_drain_delay. A failed or empty resolution keeps the current set.
+    std::shared_ptr<cluster::Discovery> discovery{};
+    std::chrono::milliseconds discovery_interval{30000};
+    std::chrono::milliseconds discovery_drain_delay{10000};
 };
 
 }  // namespace folsom

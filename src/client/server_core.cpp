@@ -1,90 +1,149 @@
-// The ClientCore that talks to real servers: one ServerPool (N pipelined connections) per
-// server, keys routed by the consistent-hash ring (cluster/continuum.hpp).
-#include "folsom/client.hpp"
-#include "folsom/cluster/continuum.hpp"
-#include "folsom/detail/client_core.hpp"
-#include "folsom/server_address.hpp"
+#include "client/server_core.hpp"
 
-#include "client/protocol_driver.hpp"
-#include "net/connection.hpp"
+#include "folsom/error.hpp"
 
+#include <algorithm>
 #include <system_error>
 
 namespace folsom::detail {
-namespace {
 
-class ServerCore final : public ClientCore {
-  public:
-    ServerCore(asio::any_io_executor ex, const Options& options)
-        : ClientCore(options.max_outstanding_requests), ex_(std::move(ex)), options_(options) {
-        if (options_.servers.empty()) throw std::system_error(errc::invalid_argument);
-        if (options_.connections_per_server == 0) options_.connections_per_server = 1;
-        for (const auto& s : options_.servers) {
-            ServerAddress addr;
-            if (auto ec = parse_server_address(s, addr))
-                throw std::system_error(ec, "bad server address '" + s + "'");
-            addresses_.push_back(addr);
-        }
-        ring_ = cluster::Continuum(addresses_, options_.distribution);
-        for (const auto& ep : addresses_) {
-            auto pool = std::make_unique<Pool>();
-            for (std::size_t i = 0; i < options_.connections_per_server; ++i) {
-                auto c = std::make_shared<net::Connection>(ex_, ep.host, ep.port, options_,
-                                                           make_protocol_driver(options_));
-                pool->connections.push_back(std::move(c));
+ServerCore::ServerCore(asio::any_io_executor ex, const Options& options,
+                       std::vector<ServerAddress> servers)
+    : ClientCore(options.max_outstanding_requests), ex_(std::move(ex)), options_(options) {
+    {
+        std::lock_guard lk(mu_);
+        publish({}, {});
+    }
+    set_servers(std::move(servers));
+}
+
+ServerCore::~ServerCore() {
+    shutdown();
+}
+
+const std::string& ServerCore::server_name(std::size_t i) const noexcept {
+    static const std::string none;
+    const cluster::ServerPool* p = table().pool(i);
+    return p ? p->name() : none;
+}
+
+std::vector<std::size_t> ServerCore::broadcast_servers() const {
+    const auto members = table().members();
+    std::vector<std::size_t> out;
+    out.reserve(members.size());
+    for (const auto* p : members)
+        out.push_back(p->id());
+    return out;
+}
+
+std::vector<ServerAddress> ServerCore::servers() const {
+    std::vector<ServerAddress> out;
+    const auto a = table().addresses();
+    out.assign(a.begin(), a.end());
+    return out;
+}
+
+bool ServerCore::set_servers(std::vector<ServerAddress> servers) {
+    std::vector<cluster::ServerPool*> started;
+    {
+        std::lock_guard lk(mu_);
+        if (shut_down_) return false;
+        std::vector<cluster::ServerPool*> members;
+        std::vector<ServerAddress> addresses;
+        members.reserve(servers.size());
+        for (auto& addr : servers) {
+            auto [it, fresh] = index_of_.try_emplace(addr.to_string(), by_index_.size());
+            const std::size_t index = it->second;
+            if (fresh) {
+                by_index_.push_back(nullptr);
+                pools_.emplace_back();
             }
-            pool->name = pool->connections.front()->name();
-            pools_.push_back(std::move(pool));
+            auto& slot = pools_[index];
+            if (slot && slot->closed()) {
+                // Drained and closed, now back: an old table may still point at the old pool,
+                // so it retires rather than dies.
+                retired_pools_.push_back(std::move(slot));
+            }
+            if (!slot) {
+                slot = std::make_unique<cluster::ServerPool>(ex_, addr, index, options_);
+                by_index_[index] = slot.get();
+                started.push_back(slot.get());
+            }
+            cancel_drain(slot.get());  // back in the ring before its drain fired: keep it
+            if (std::find(members.begin(), members.end(), slot.get()) != members.end()) continue;
+            members.push_back(slot.get());
+            addresses.push_back(std::move(addr));
         }
+        const cluster::RoutingTable& now = table();
+        const bool same = std::equal(members.begin(), members.end(), now.members().begin(),
+                                     now.members().end()) &&
+                          std::equal(addresses.begin(), addresses.end(), now.addresses().begin(),
+                                     now.addresses().end());
+        if (same) return false;
+        // Servers that left the ring drain: requests already routed to them finish there.
+        for (auto* old : now.members())
+            if (std::find(members.begin(), members.end(), old) == members.end())
+                schedule_drain(old);
+        publish(std::move(members), std::move(addresses));
+    }
+    // Connections start outside the lock; requests routed to them meanwhile queue (they are
+    // in the connecting state).
+    for (auto* p : started)
+        p->start();
+    return true;
+}
+
+void ServerCore::publish(std::vector<cluster::ServerPool*> members,
+                         std::vector<ServerAddress> addresses) {
+    auto t = std::make_unique<const cluster::RoutingTable>(std::move(members), std::move(addresses),
+                                                           by_index_, options_.distribution,
+                                                           options_.failover.enabled);
+    table_.store(t.get(), std::memory_order_release);
+    tables_.push_back(std::move(t));
+}
+
+void ServerCore::schedule_drain(cluster::ServerPool* pool) {
+    auto timer = std::make_shared<asio::steady_timer>(ex_, options_.discovery_drain_delay);
+    drains_[pool] = timer;
+    timer->async_wait([weak = weak_from_this(), pool, timer](const std::error_code& ec) {
+        if (ec) return;
+        auto self = weak.lock();
+        if (!self) return;
+        {
+            std::lock_guard lk(self->mu_);
+            auto it = self->drains_.find(pool);
+            if (it == self->drains_.end() || it->second != timer) return;  // re-added meanwhile
+            self->drains_.erase(it);
+        }
+        // Outside the lock: closing completes requests, whose handlers may call back in.
+        // (A set_servers() racing in between finds the pool closed and replaces it.)
+        pool->close();
+    });
+}
+
+void ServerCore::cancel_drain(cluster::ServerPool* pool) {
+    auto it = drains_.find(pool);
+    if (it == drains_.end()) return;
+    it->second->cancel();
+    drains_.erase(it);
+}
+
+void ServerCore::shutdown() {
+    std::vector<cluster::ServerPool*> all;
+    {
+        std::lock_guard lk(mu_);
+        shut_down_ = true;
+        // Pending drain timers would keep the executor busy for the whole delay.
+        for (auto& [pool, timer] : drains_)
+            timer->cancel();
+        drains_.clear();
         for (auto& p : pools_)
-            for (auto& c : p->connections)
-                c->start();
+            if (p) all.push_back(p.get());
+        for (auto& p : retired_pools_)
+            all.push_back(p.get());
     }
-
-    ~ServerCore() override { shutdown(); }
-
-    asio::any_io_executor executor() const noexcept override { return ex_; }
-    std::size_t server_count() const noexcept override { return pools_.size(); }
-    std::size_t server_for(std::string_view key) const noexcept override {
-        return ring_.server_index(key);
-    }
-    const std::string& server_name(std::size_t i) const noexcept override {
-        return pools_[i]->name;
-    }
-    std::size_t max_value_size() const noexcept override { return options_.max_value_size; }
-
-    void submit(std::size_t server, Operation& op, std::uint32_t part,
-                const Request& request) override {
-        Pool& p = *pools_[server];
-        const std::size_t n = p.connections.size();
-        const std::size_t i = n == 1 ? 0 : p.next.fetch_add(1, std::memory_order_relaxed) % n;
-        p.connections[i]->submit(op, part, request);
-    }
-
-    void shutdown() override {
-        for (auto& p : pools_)
-            for (auto& c : p->connections)
-                c->close();
-    }
-
-  private:
-    struct Pool {
-        std::string name;
-        std::vector<std::shared_ptr<net::Connection>> connections;
-        std::atomic<std::size_t> next{0};
-    };
-
-    asio::any_io_executor ex_;
-    Options options_;
-    std::vector<ServerAddress> addresses_;
-    cluster::Continuum ring_;
-    std::vector<std::unique_ptr<Pool>> pools_;
-};
-
-}  // namespace
-
-std::shared_ptr<ClientCore> make_client_core(asio::any_io_executor ex, const Options& options) {
-    return std::make_shared<ServerCore>(std::move(ex), options);
+    for (auto* p : all)
+        p->close();
 }
 
 }  // namespace folsom::detail

@@ -111,7 +111,9 @@ void Connection::submit(detail::Operation& op, std::uint32_t part, const detail:
         if (st == ConnectionState::closed) {
             ec = errc::closed;
         } else if (st == ConnectionState::backoff) {
-            ec = errc::not_connected;
+            // A server that refuses us (bad certificate, bad credentials) says so on every
+            // request until a connect succeeds; one that is merely down is "not connected".
+            ec = refusal_ ? refusal_ : make_error_code(errc::not_connected);
         } else {
             Command cmd{&op, part, request.code};
             const std::size_t refs_before = pending_out_.ref_count();
@@ -270,6 +272,10 @@ void Connection::write_handshake() {
 
 void Connection::become_connected() {
     handshaking_ = false;
+    {
+        std::lock_guard lk(mu_);
+        refusal_.clear();
+    }
     connect_timer_.cancel();
     backoff_ = options_.reconnect_initial_delay;
     last_progress_ = std::chrono::steady_clock::now();
@@ -314,7 +320,7 @@ void Connection::on_written(std::uint64_t gen, const std::error_code& ec) {
         return;
     }
     if (ec) {
-        fail(errc::closed, "write failed: " + ec.message());
+        fail(errc::connection_lost, "write failed: " + ec.message());
         return;
     }
     flush();
@@ -333,7 +339,7 @@ void Connection::start_read() {
 void Connection::on_read(std::uint64_t gen, const std::error_code& ec, std::size_t n) {
     if (gen != generation_) return;
     if (ec) {
-        fail(errc::closed, ec == asio::error::eof ? "server closed the connection"
+        fail(errc::connection_lost, ec == asio::error::eof ? "server closed the connection"
                                                   : "read failed: " + ec.message());
         return;
     }
@@ -409,16 +415,19 @@ void Connection::fail(std::error_code ec, const std::string& /*why*/) {
         std::lock_guard lk(mu_);
         closed = state_.load(std::memory_order_relaxed) == ConnectionState::closed;
         if (!closed) state_.store(ConnectionState::backoff, std::memory_order_release);
+        if (ec == errc::tls_error || ec == errc::auth_failed) refusal_ = ec;
         dropped.splice_back(pending_);
         pending_out_.clear();
         pins.swap(pending_pins_);
     }
     const std::error_code reason = closed ? std::error_code(errc::closed) : ec;
+    // Announce the state before failing requests: a retry decided in their completion then
+    // already sees this server as down (and, with failover, routes elsewhere).
+    if (!closed && listener_) listener_(ConnectionState::backoff);
     fail_queue(inflight_, reason);
     fail_queue(dropped, reason);
     unpin_all(pins);
     if (closed) return;
-    if (listener_) listener_(ConnectionState::backoff);
     schedule_reconnect();
 }
 

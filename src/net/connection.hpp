@@ -145,6 +145,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     std::vector<detail::Operation*> pending_pins_;
     CommandQueue pending_;
     bool flush_posted_ = false;
+    std::error_code refusal_;  // tls_error / auth_failed of the last connect, until one succeeds
 };
 
 }  // namespace folsom::net

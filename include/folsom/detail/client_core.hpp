@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace folsom::detail {
 
@@ -37,11 +38,23 @@ class ClientCore {
     /// Set once, before the first request (Client::connect does it).
     void set_reply_executor(asio::any_io_executor ex) { reply_executor_ = std::move(ex); }
 
+    /// Servers are named by an index that stays valid while the server set changes
+    /// (discovery): an index handed out by server_for() may still be given to submit() after
+    /// the ring was swapped, and reaches the same server (which then finishes its in-flight
+    /// work before it is closed). Indices are 0..server_count()-1; with a fixed server list
+    /// they are the positions in Options::servers.
     virtual std::size_t server_count() const noexcept = 0;
     /// Which server owns `key`.
     virtual std::size_t server_for(std::string_view key) const noexcept = 0;
     /// "host:port" of server `i`.
     virtual const std::string& server_name(std::size_t i) const noexcept = 0;
+    /// The servers a request to every server (stats, version, flush_all) goes to: the current
+    /// members of the ring. By default every index.
+    virtual std::vector<std::size_t> broadcast_servers() const {
+        std::vector<std::size_t> v(server_count());
+        for (std::size_t i = 0; i < v.size(); ++i) v[i] = i;
+        return v;
+    }
 
     /// Sends part `part` of `op` to server `server`. Thread-safe. Never completes the part
     /// synchronously except with an error (bad input, not connected, closed).

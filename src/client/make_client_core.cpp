@@ -1,0 +1,37 @@
+// How the Options compose the core: a ServerCore talks to the servers; decorators add
+// discovery (which feeds it server sets) and retries (which wrap each idempotent request).
+#include "folsom/error.hpp"
+
+#include "client/discovering_core.hpp"
+#include "client/server_core.hpp"
+#include "cluster/retrying_core.hpp"
+
+#include <system_error>
+
+namespace folsom::detail {
+
+std::shared_ptr<ClientCore> make_client_core(asio::any_io_executor ex, const Options& options) {
+    std::vector<ServerAddress> servers;
+    if (!options.discovery) {
+        if (options.servers.empty()) throw std::system_error(errc::invalid_argument);
+        for (const auto& s : options.servers) {
+            ServerAddress addr;
+            if (auto ec = parse_server_address(s, addr))
+                throw std::system_error(ec, "bad server address '" + s + "'");
+            servers.push_back(std::move(addr));
+        }
+    }
+    auto server_core = std::make_shared<ServerCore>(ex, options, std::move(servers));
+    std::shared_ptr<ClientCore> core = server_core;
+    if (options.discovery) {
+        auto d = std::make_shared<DiscoveringCore>(std::move(server_core), options);
+        d->start();
+        core = std::move(d);
+    }
+    if (options.retry_idempotent)
+        core = std::make_shared<cluster::RetryingCore>(std::move(core),
+                                                       options.max_outstanding_requests);
+    return core;
+}
+
+}  // namespace folsom::detail

@@ -1,0 +1,131 @@
+#include "cluster/retrying_core.hpp"
+
+#include "folsom/error.hpp"
+
+#include <asio/recycling_allocator.hpp>
+
+#include <atomic>
+#include <cstring>
+#include <string_view>
+#include <vector>
+
+namespace folsom::cluster {
+namespace {
+
+class RetryShim final : public detail::Operation {
+  public:
+    static RetryShim* create(detail::ClientCore& core, detail::Operation& op, std::size_t server,
+                             std::uint32_t part, const detail::Request& request) {
+        allocator alloc;
+        RetryShim* p = alloc.allocate(1);
+        return ::new (static_cast<void*>(p)) RetryShim(core, op, server, part, request);
+    }
+
+    void send() { core_.submit(server_, *this, part_, request_); }
+
+    void on_value(std::uint32_t, std::uint32_t position, const ValueView& v) override {
+        // Values seen before a failure may be seen again on the retry; every collector keeps
+        // the first value of a key, so a repeat is harmless.
+        op_.on_value(part_, position, v);
+    }
+    void on_stat(std::uint32_t, std::string_view name, std::string_view value) override {
+        op_.on_stat(part_, name, value);
+    }
+    void on_complete(std::uint32_t, const detail::Completion& c) override {
+        if (!retried_ && c.ec == errc::connection_lost) {
+            retried_ = true;
+            // A single key is routed afresh: with failover its server may now be another one
+            // (the failed connection has already told its server's health). A multi-get part
+            // stays on its server (its keys were grouped by it).
+            if (request_.keys.size() <= 1) server_ = core_.server_for(request_.key);
+            send();  // may complete at once (e.g. not_connected): re-enters on_complete
+            return;
+        }
+        if (retried_ && c.ec == errc::not_connected) {
+            // The retry found no other way to the server (its only connection is the one that
+            // was lost, now reconnecting): what the caller needs to know is the loss itself.
+            op_.on_complete(part_, detail::failure(make_error_code(errc::connection_lost)));
+            drop();
+            return;
+        }
+        op_.on_complete(part_, c);
+        drop();
+    }
+    // Idempotent requests carry no value, so nothing pins them; forwarded for completeness.
+    void pin() noexcept override {
+        refs_.fetch_add(1, std::memory_order_relaxed);
+        op_.pin();
+    }
+    void unpin() override {
+        op_.unpin();
+        drop();
+    }
+
+  private:
+    using allocator = asio::recycling_allocator<RetryShim>;
+
+    RetryShim(detail::ClientCore& core, detail::Operation& op, std::size_t server,
+              std::uint32_t part, const detail::Request& request)
+        : core_(core), op_(op), server_(server), part_(part), request_(request) {
+        // The request's views die when submit() returns; a retry needs its own copy of the
+        // keys. One key (the common case) fits inline.
+        std::size_t bytes = request.key.size();
+        for (auto k : request.keys)
+            bytes += k.size();
+        char* out =
+            bytes <= sizeof inline_ ? inline_ : (heap_ = std::make_unique<char[]>(bytes)).get();
+        auto copy = [&out](std::string_view s) {
+            if (!s.empty()) std::memcpy(out, s.data(), s.size());
+            std::string_view v(out, s.size());
+            out += s.size();
+            return v;
+        };
+        request_.key = copy(request.key);
+        if (request.keys.size() == 1 && request.keys.front() == request.key) {
+            single_ = request_.key;
+            request_.keys = {&single_, 1};
+        } else {
+            many_.reserve(request.keys.size());
+            for (auto k : request.keys)
+                many_.push_back(copy(k));
+            request_.keys = many_;
+        }
+        request_.value = {};
+        request_.group = {};
+    }
+
+    void drop() {
+        if (refs_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+        allocator alloc;
+        this->~RetryShim();
+        alloc.deallocate(this, 1);
+    }
+
+    detail::ClientCore& core_;
+    detail::Operation& op_;
+    std::size_t server_;
+    const std::uint32_t part_;
+    detail::Request request_;
+    bool retried_ = false;
+    std::atomic<int> refs_{1};  // the completion, plus one per pin
+    std::string_view single_;
+    std::vector<std::string_view> many_;
+    std::unique_ptr<char[]> heap_;
+    char inline_[256];
+};
+
+}  // namespace
+
+RetryingCore::RetryingCore(std::shared_ptr<detail::ClientCore> inner, std::size_t max_outstanding)
+    : ClientCore(max_outstanding), inner_(std::move(inner)) {}
+
+void RetryingCore::submit(std::size_t server, detail::Operation& op, std::uint32_t part,
+                          const detail::Request& request) {
+    if (!is_idempotent(request.code)) {
+        inner_->submit(server, op, part, request);
+        return;
+    }
+    RetryShim::create(*inner_, op, server, part, request)->send();
+}
+
+}  // namespace folsom::cluster

@@ -1,0 +1,50 @@
+// RetryingCore: a ClientCore decorator that retries an idempotent request once when the
+// connection it was in flight on is lost (Folsom's RetryingClient, restricted to requests
+// whose repetition cannot change what is stored).
+//
+// Each retried part travels inside a RetryShim: an Operation that forwards every event to the
+// real one, and on errc::connection_lost submits itself once more instead of completing. The
+// real operation therefore still sees exactly one on_complete per part. Only errc::
+// connection_lost triggers a retry: errc::closed (shutdown), timeouts (the server may be
+// overloaded — a retry would double the load) and protocol errors are final.
+#pragma once
+
+#include "folsom/detail/client_core.hpp"
+
+#include <memory>
+
+namespace folsom::cluster {
+
+/// Requests that may be sent twice: retrievals, touch and delete.
+constexpr bool is_idempotent(detail::OpCode c) noexcept {
+    return detail::is_retrieval(c) || c == detail::OpCode::touch || c == detail::OpCode::del;
+}
+
+class RetryingCore final : public detail::ClientCore {
+  public:
+    RetryingCore(std::shared_ptr<detail::ClientCore> inner, std::size_t max_outstanding);
+
+    asio::any_io_executor executor() const noexcept override { return inner_->executor(); }
+    std::size_t server_count() const noexcept override { return inner_->server_count(); }
+    std::size_t server_for(std::string_view key) const noexcept override {
+        return inner_->server_for(key);
+    }
+    const std::string& server_name(std::size_t i) const noexcept override {
+        return inner_->server_name(i);
+    }
+    std::vector<std::size_t> broadcast_servers() const override {
+        return inner_->broadcast_servers();
+    }
+    std::size_t max_value_size() const noexcept override { return inner_->max_value_size(); }
+    void shutdown() override { inner_->shutdown(); }
+
+    void submit(std::size_t server, detail::Operation& op, std::uint32_t part,
+                const detail::Request& request) override;
+
+    const std::shared_ptr<detail::ClientCore>& inner() const noexcept { return inner_; }
+
+  private:
+    std::shared_ptr<detail::ClientCore> inner_;
+};
+
+}  // namespace folsom::cluster
