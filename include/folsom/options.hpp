@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,13 @@
 namespace folsom {
 
 enum class Protocol : std::uint8_t { ascii, binary, meta };
+
+/// A SASL user for servers started with `memcached -S`. Sent with the PLAIN mechanism, so the
+/// password crosses the network in clear: use it on trusted networks (or, later, over TLS).
+struct SaslCredentials {
+    std::string username;
+    std::string password;
+};
 
 struct Options {
     /// "host:port" entries (port defaults to 11211; "host:port:weight" sets a ketama weight).
@@ -53,6 +61,13 @@ struct Options {
 
     /// Disable Nagle's algorithm (small pipelined requests go out at once).
     bool tcp_nodelay = true;
+
+    /// Authenticate every connection with SASL PLAIN before any request (binary protocol only:
+    /// memcached speaks SASL over the binary protocol; with ascii or meta, Client::connect
+    /// throws std::system_error(errc::unsupported)). A refused login fails the requests waiting
+    /// for that connection with errc::auth_failed, and the connection retries with the usual
+    /// growing backoff (requests in between fail fast with errc::not_connected).
+    std::optional<SaslCredentials> sasl;
 };
 
 }  // namespace folsom
