@@ -13,13 +13,17 @@
 
 namespace folsom {
 
+/// The wire protocol. Every Client operation works over all three, except that only binary and
+/// meta can create a missing counter (incr/decr with an initial value; ascii: errc::unsupported)
+/// and only binary does SASL. Keys follow the text protocol's rules over all three (1..250
+/// bytes, no space or control character), so a key means the same whatever the protocol.
 enum class Protocol : std::uint8_t { ascii, binary, meta };
 
 /// A SASL user for servers started with `memcached -S`. Sent with the PLAIN mechanism, so the
 /// password crosses the network in clear: use it on trusted networks (or, later, over TLS).
 struct SaslCredentials {
-    std::string username;
-    std::string password;
+    std::string username{};  // initialisers: designated initialisers may leave either out
+    std::string password{};
 };
 
 struct Options {
@@ -67,7 +71,7 @@ struct Options {
     /// throws std::system_error(errc::unsupported)). A refused login fails the requests waiting
     /// for that connection with errc::auth_failed, and the connection retries with the usual
     /// growing backoff (requests in between fail fast with errc::not_connected).
-    std::optional<SaslCredentials> sasl;
+    std::optional<SaslCredentials> sasl = std::nullopt;
 };
 
 }  // namespace folsom
