@@ -325,7 +325,8 @@ private:
                         std::uint32_t exptime, Token&& token) {
         return asio::async_initiate<Token, void(std::error_code, MultiGetResult)>(
             [this, code, keys, exptime](auto handler) {
-                start_multi(code, keys, exptime, std::move(handler));
+                // this-> spelled out: clang 14 otherwise calls the capture unused (-Werror).
+                this->start_multi(code, keys, exptime, std::move(handler));
             },
             token);
     }

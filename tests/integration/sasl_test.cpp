@@ -154,6 +154,24 @@ TEST_F(Sasl, AWrongPasswordFailsWithAuthFailedAndRetriesWithBackoff) {
     EXPECT_GT(attempts, 10);
 }
 
+TEST_F(Sasl, AServerWithoutSaslFailsTheLoginWithUnsupported) {
+    folsom::test::MemcachedServer plain;  // no -S: SASL_AUTH is an unknown command
+    auto o = options(password);
+    o.servers = {plain.address()};
+    asio::io_context io;
+    auto client = folsom::Client::connect(io, o);
+    auto first = client.get("k", asio::use_future);  // waits for the first login
+    std::thread runner([&] { io.run_for(1s); });
+    try {
+        first.get();
+        ADD_FAILURE() << "a get succeeded without a login";
+    } catch (const std::system_error& e) {
+        EXPECT_EQ(e.code(), errc::unsupported);
+    }
+    client.shutdown();
+    runner.join();
+}
+
 TEST_F(Sasl, SaslOverATextProtocolIsRefusedAtConnect) {
     asio::io_context io;
     for (auto p : {folsom::Protocol::ascii, folsom::Protocol::meta}) {
