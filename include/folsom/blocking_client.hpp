@@ -59,6 +59,15 @@ class BlockingClient {
     std::optional<std::uint64_t> decr(std::string_view key, std::uint64_t delta) {
         return client_.decr(key, delta, asio::use_future).get();
     }
+    /// With an initial value: binary and meta protocols only.
+    std::optional<std::uint64_t> incr(std::string_view key, std::uint64_t delta,
+                                      std::uint64_t initial, Ttl ttl) {
+        return client_.incr(key, delta, initial, ttl, asio::use_future).get();
+    }
+    std::optional<std::uint64_t> decr(std::string_view key, std::uint64_t delta,
+                                      std::uint64_t initial, Ttl ttl) {
+        return client_.decr(key, delta, initial, ttl, asio::use_future).get();
+    }
     std::vector<NodeResult<Status>> flush_all(std::optional<std::chrono::seconds> delay = {}) {
         return client_.flush_all(delay, asio::use_future).get();
     }

@@ -225,6 +225,22 @@ class Client {
     auto decr(std::string_view key, std::uint64_t delta, Token&& token) {
         return arith(detail::OpCode::decr, key, delta, std::forward<Token>(token));
     }
+    /// As incr, but a missing counter is created holding `initial` (expiring after `ttl`), and
+    /// the result is then `initial`. Binary and meta protocols only; over ascii the request
+    /// fails with errc::unsupported (the text protocol cannot create a counter).
+    template <class Token>
+    auto incr(std::string_view key, std::uint64_t delta, std::uint64_t initial, Ttl ttl,
+              Token&& token) {
+        return arith(detail::OpCode::incr, key, delta, std::forward<Token>(token), initial,
+                     detail::to_exptime(ttl));
+    }
+    /// As decr, creating a missing counter as incr with an initial value does.
+    template <class Token>
+    auto decr(std::string_view key, std::uint64_t delta, std::uint64_t initial, Ttl ttl,
+              Token&& token) {
+        return arith(detail::OpCode::decr, key, delta, std::forward<Token>(token), initial,
+                     detail::to_exptime(ttl));
+    }
 
     // ---- every server ---------------------------------------------------------------------
 
@@ -332,11 +348,14 @@ class Client {
                             Handler&& handler);
 
     template <class Token>
-    auto arith(detail::OpCode code, std::string_view key, std::uint64_t delta, Token&& token) {
+    auto arith(detail::OpCode code, std::string_view key, std::uint64_t delta, Token&& token,
+               std::optional<std::uint64_t> initial = std::nullopt, std::uint32_t exptime = 0) {
         detail::Request r;
         r.code = code;
         r.key = key;
         r.delta = delta;
+        r.initial = initial;
+        r.exptime = exptime;
         return single<detail::CounterCollector,
                       void(std::error_code, std::optional<std::uint64_t>)>(
             r, std::forward<Token>(token));

@@ -20,6 +20,10 @@ namespace cluster {
 class Discovery;  // cluster/discovery.hpp
 }
 
+/// The wire protocol. Every Client operation works over all three, except that only binary and
+/// meta can create a missing counter (incr/decr with an initial value; ascii: errc::unsupported)
+/// and only binary does SASL. Keys follow the text protocol's rules over all three (1..250
+/// bytes, no space or control character), so a key means the same whatever the protocol.
 enum class Protocol : std::uint8_t { ascii, binary, meta };
 
 /// TLS for every connection (memcached started with -Z). Certificates are PEM files.
@@ -34,6 +38,13 @@ struct TlsOptions {
     std::string server_name;
     /// Verify the server's certificate chain and name. Turn off only for tests.
     bool verify = true;
+};
+
+/// A SASL user for servers started with `memcached -S`. Sent with the PLAIN mechanism, so the
+/// password crosses the network in clear: use it on trusted networks (or over TLS: Options::tls).
+struct SaslCredentials {
+    std::string username{};  // initialisers: designated initialisers may leave either out
+    std::string password{};
 };
 
 struct Options {
@@ -117,6 +128,13 @@ struct Options {
     std::shared_ptr<cluster::Discovery> discovery{};
     std::chrono::milliseconds discovery_interval{30000};
     std::chrono::milliseconds discovery_drain_delay{10000};
+
+    /// Authenticate every connection with SASL PLAIN before any request (binary protocol only:
+    /// memcached speaks SASL over the binary protocol; with ascii or meta, Client::connect
+    /// throws std::system_error(errc::unsupported)). A refused login fails the requests waiting
+    /// for that connection with errc::auth_failed, and the connection retries with the usual
+    /// growing backoff (requests in between fail fast with errc::not_connected).
+    std::optional<SaslCredentials> sasl = std::nullopt;
 };
 
 }  // namespace folsom

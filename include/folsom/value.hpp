@@ -14,7 +14,7 @@ namespace folsom {
 struct Value {
     std::string data;
     std::uint32_t flags = 0;
-    std::uint64_t cas = 0;  ///< set by gets/gats (and by every get over the meta/binary protocols)
+    std::uint64_t cas = 0;  ///< set by gets/gats (and by every get over the binary protocol)
 
     friend bool operator==(const Value&, const Value&) = default;
 };

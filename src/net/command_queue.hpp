@@ -16,7 +16,10 @@ struct Command {
     detail::Operation* op = nullptr;
     std::uint32_t part = 0;
     detail::OpCode code = detail::OpCode::get;
-    std::uint32_t opaque = 0;     ///< binary/meta: matches replies; ascii: unused
+    /// Stores: sent with a cas. The binary protocol answers "add on an existing key" and "cas
+    /// mismatch" with the same status, so the driver must remember which question it asked.
+    bool with_cas = false;
+    std::uint32_t opaque = 0;   ///< binary/meta: matches replies; ascii: unused
     std::uint32_t key_count = 0;  ///< retrievals: keys in this command
 };
 

@@ -37,7 +37,7 @@ class Twemproxy : public ::testing::Test {
         const auto conf = dir_ / "nutcracker.yml";
         std::ofstream(conf) << "folsom:\n"
                             << "  listen: 127.0.0.1:" << port_ << "\n"
-                            << "  hash: fnv1a_64\n"
+                            << "  hash: md5\n"  // fnv1a_64 piles short keys onto one server
                             << "  distribution: ketama\n"
                             << "  timeout: 2000\n"
                             << "  preconnect: true\n"

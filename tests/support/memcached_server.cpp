@@ -134,7 +134,18 @@ void MemcachedServer::restart() {
 }
 
 void MemcachedServer::freeze() {
-    if (pid_ > 0) ::kill(pid_, SIGSTOP);
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGSTOP);
+    // kill() returns before every thread of the server has stopped; until they have, a request
+    // sent "after the freeze" may still be answered. The stop is reported to the parent once all
+    // have (bounded wait: a second freeze() would get no second report).
+    for (int i = 0; i < 200; ++i) {
+        int status = 0;
+        const pid_t r = ::waitpid(pid_, &status, WUNTRACED | WNOHANG);
+        if (r == pid_ && WIFSTOPPED(status)) return;
+        if (r < 0 && errno != EINTR) return;
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
 }
 
 void MemcachedServer::thaw() {

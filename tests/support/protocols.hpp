@@ -10,7 +10,8 @@
 
 namespace folsom::test {
 
-inline const auto all_protocols = ::testing::Values(Protocol::ascii);
+inline const auto all_protocols =
+    ::testing::Values(Protocol::ascii, Protocol::binary, Protocol::meta);
 
 inline std::string protocol_name(const ::testing::TestParamInfo<Protocol>& info) {
     switch (info.param) {
