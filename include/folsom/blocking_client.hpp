@@ -12,6 +12,7 @@
 #include <asio/io_context.hpp>
 #include <asio/use_future.hpp>
 
+#include <functional>
 #include <thread>
 
 namespace folsom {
@@ -19,6 +20,9 @@ namespace folsom {
 class BlockingClient {
   public:
     explicit BlockingClient(const Options& options);
+    /// Runs the client `make(executor)` returns instead of connecting one, e.g. the fake:
+    /// `BlockingClient c([](asio::any_io_executor ex) { return make_fake_client(ex); });`
+    explicit BlockingClient(const std::function<Client(asio::any_io_executor)>& make);
     /// Shuts the client down and joins the I/O thread.
     ~BlockingClient();
     BlockingClient(const BlockingClient&) = delete;

@@ -258,6 +258,22 @@ class Client {
     void shutdown() {
         if (core_) core_->shutdown();
     }
+    /// Waits until every server has a usable connection (Folsom's ConnectFuture).
+    /// void(std::error_code): {} when connected, errc::timeout when not within `timeout`,
+    /// errc::closed after shutdown(). Requests do not need it: it is for start-up checks.
+    template <class Token>
+    auto wait_connected(std::chrono::milliseconds timeout, Token&& token) {
+        return asio::async_initiate<Token, void(std::error_code)>(
+            [core = core_](auto handler, std::chrono::milliseconds t) {
+                // std::function needs a copyable target; Asio handlers may be move-only.
+                auto h = std::make_shared<decltype(handler)>(std::move(handler));
+                core->notify_when_ready(t, [h, ex = core->executor()](std::error_code ec) {
+                    auto hex = asio::get_associated_executor(*h, ex);
+                    asio::dispatch(hex, [h, ec] { std::move (*h)(ec); });
+                });
+            },
+            token, timeout);
+    }
     /// Requests accepted and not yet completed (for monitoring and tests).
     std::size_t outstanding() const noexcept { return core_->outstanding(); }
     std::size_t server_count() const noexcept { return core_->server_count(); }
