@@ -108,7 +108,7 @@ struct FakeOptions {
 
     /// The wall clock ttls are measured by; empty means std::chrono::system_clock::now.
     /// Give it a ManualClock to make items expire without sleeping.
-    std::function<std::chrono::system_clock::time_point()> clock;
+    std::function<std::chrono::system_clock::time_point()> clock{};
 
     /// What version() answers.
     std::string version = "fake";
