@@ -260,8 +260,7 @@ class Store {
                 break;
             case OpCode::append:
             case OpCode::prepend:
-                if (!existing ||
-                    existing->data.size() + r.value.size() > max_value_size_) {
+                if (!existing || existing->data.size() + r.value.size() > max_value_size_) {
                     o.status = Status::not_stored;
                     return o;
                 }
@@ -325,7 +324,8 @@ class Store {
                                   "cannot increment or decrement non-numeric value");
         ++(incr ? counters_.incr_hits : counters_.decr_hits);
         // incr wraps at 2^64; decr stops at zero.
-        const std::uint64_t v = incr ? *current + r.delta : (r.delta > *current ? 0 : *current - r.delta);
+        const std::uint64_t v =
+            incr ? *current + r.delta : (r.delta > *current ? 0 : *current - r.delta);
         std::string text = std::to_string(v);
         // memcached rewrites a value in place when the number fits, padding with spaces.
         if (text.size() <= item->data.size()) text.resize(item->data.size(), ' ');
@@ -440,16 +440,14 @@ class FakeCore final : public ClientCore, public std::enable_shared_from_this<Fa
     asio::any_io_executor executor() const noexcept override { return ex_; }
     std::size_t server_count() const noexcept override { return 1; }
     std::size_t server_for(std::string_view) const noexcept override { return 0; }
-    const std::string& server_name(std::size_t) const noexcept override {
-        return fake_server_name;
-    }
+    const std::string& server_name(std::size_t) const noexcept override { return fake_server_name; }
     std::size_t max_value_size() const noexcept override { return store_.max_value_size(); }
 
     void submit(std::size_t server, Operation& op, std::uint32_t part,
                 const Request& request) override {
         Outcome o = closed_.load(std::memory_order_acquire) ? Outcome::error(errc::closed)
-                    : server != 0 ? Outcome::error(errc::invalid_argument)
-                                  : store_.execute(request);
+                    : server != 0                           ? Outcome::error(errc::invalid_argument)
+                                                            : store_.execute(request);
         asio::post(ex_, [self = shared_from_this(), &op, part, o = std::move(o)]() mutable {
             self->deliver(op, part, o);
         });
@@ -470,13 +468,13 @@ class FakeCore final : public ClientCore, public std::enable_shared_from_this<Fa
         const bool in_time = ready_at_ - now <= timeout;
         auto timer = std::make_shared<asio::steady_timer>(ex_);
         timer->expires_at(in_time ? ready_at_ : now + timeout);
-        timer->async_wait([self = shared_from_this(), timer, in_time,
-                           d = std::move(done)](std::error_code) {
-            if (self->closed_.load(std::memory_order_acquire))
-                d(make_error_code(errc::closed));
-            else
-                d(in_time ? std::error_code{} : make_error_code(errc::timeout));
-        });
+        timer->async_wait(
+            [self = shared_from_this(), timer, in_time, d = std::move(done)](std::error_code) {
+                if (self->closed_.load(std::memory_order_acquire))
+                    d(make_error_code(errc::closed));
+                else
+                    d(in_time ? std::error_code{} : make_error_code(errc::timeout));
+            });
     }
 
   private:

@@ -189,7 +189,7 @@ TEST_P(FakeVsReal, IncrDecrEdgeCases) {
     ASSERT_EQ(c().set("n", "10", 0s, 5), Status::stored);
     EXPECT_EQ(c().incr("n", 5), 15u);
     EXPECT_EQ(c().decr("n", 3), 12u);
-    EXPECT_EQ(c().decr("n", 100), 0u);  // floors at zero
+    EXPECT_EQ(c().decr("n", 100), 0u);   // floors at zero
     EXPECT_EQ(c().get("n")->flags, 5u);  // flags survive arithmetic
     EXPECT_EQ(c().incr("absent", 1), std::nullopt);
     EXPECT_EQ(c().decr("absent", 1), std::nullopt);
@@ -447,11 +447,11 @@ TEST_P(FakeVsReal, StatsCountersVersion) {
     EXPECT_FALSE(c().get("gone"));
     const auto after = counters();
     const std::map<std::string, long long> expected = {
-        {"cmd_get", 7},       {"get_hits", 4},      {"get_misses", 3},   {"get_expired", 1},
-        {"cmd_set", 8},       {"cmd_touch", 4},     {"touch_hits", 2},   {"touch_misses", 2},
-        {"incr_hits", 1},     {"incr_misses", 1},   {"decr_hits", 1},    {"decr_misses", 1},
-        {"cas_hits", 1},      {"cas_misses", 1},    {"cas_badval", 1},   {"delete_hits", 1},
-        {"delete_misses", 1}, {"curr_items", 2},    {"cmd_flush", 0},
+        {"cmd_get", 7},       {"get_hits", 4},    {"get_misses", 3}, {"get_expired", 1},
+        {"cmd_set", 8},       {"cmd_touch", 4},   {"touch_hits", 2}, {"touch_misses", 2},
+        {"incr_hits", 1},     {"incr_misses", 1}, {"decr_hits", 1},  {"decr_misses", 1},
+        {"cas_hits", 1},      {"cas_misses", 1},  {"cas_badval", 1}, {"delete_hits", 1},
+        {"delete_misses", 1}, {"curr_items", 2},  {"cmd_flush", 0},
     };
     for (const auto& [name, delta] : expected) {
         ASSERT_TRUE(before.count(name) && after.count(name)) << name;
@@ -503,8 +503,7 @@ TEST_P(FakeVsReal, OverloadAndShutdown) {
     EXPECT_EQ(error_of([&] { third.get(); }), errc::overloaded);
     client.shutdown();
     EXPECT_EQ(error_of([&] { client.get("k", asio::use_future).get(); }), errc::closed);
-    EXPECT_EQ(error_of([&] { client.set("k", "v", 0s, asio::use_future).get(); }),
-              errc::closed);
+    EXPECT_EQ(error_of([&] { client.set("k", "v", 0s, asio::use_future).get(); }), errc::closed);
     work.reset();
     io.stop();
     runner.join();

@@ -1,9 +1,10 @@
 // The fake client on its own: readiness (Client::wait_connected) in all three completion
 // forms, the injectable clock, delivery through the executor, and thread-safety. Its
 // memcached semantics are held to a real server in tests/integration/fake_vs_real_test.cpp.
+#include "folsom/fake_client.hpp"
+
 #include "folsom/blocking_client.hpp"
 #include "folsom/client.hpp"
-#include "folsom/fake_client.hpp"
 
 #include <asio/co_spawn.hpp>
 #include <asio/detached.hpp>
