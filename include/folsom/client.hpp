@@ -276,9 +276,11 @@ class Client {
     void shutdown() {
         if (core_) core_->shutdown();
     }
-    /// Waits until every server has a usable connection (Folsom's ConnectFuture).
-    /// void(std::error_code): {} when connected, errc::timeout when not within `timeout`,
-    /// errc::closed after shutdown(). Requests do not need it: it is for start-up checks.
+    /// Waits until the client has a usable connection (Folsom's ConnectFuture: with several
+    /// servers, as soon as one is connected). void(std::error_code): {} when connected,
+    /// errc::timeout when not within `timeout`, a connection failure that retrying cannot fix
+    /// (e.g. errc::auth_failed), errc::closed after shutdown(). Requests do not need it: it is
+    /// for start-up checks and health probes.
     template <class Token>
     auto wait_connected(std::chrono::milliseconds timeout, Token&& token) {
         return asio::async_initiate<Token, void(std::error_code)>(

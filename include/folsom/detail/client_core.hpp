@@ -59,8 +59,11 @@ class ClientCore {
     virtual std::size_t max_value_size() const noexcept = 0;
 
     /// Readiness (Folsom's ConnectFuture): calls `done` exactly once, never from inside this
-    /// call, with {} as soon as every server has a usable connection, errc::timeout when that
-    /// has not happened within `timeout`, or errc::closed after shutdown(). Thread-safe.
+    /// call, with {} as soon as at least one server has a usable connection (as Folsom's
+    /// isConnected() for a multi-server client), errc::timeout when that has not happened
+    /// within `timeout`, the error that makes connecting hopeless (e.g. auth_failed, as
+    /// ConnectFuture fails on a connection failure), or errc::closed after shutdown().
+    /// Thread-safe.
     /// The default reports ready at once, which is right for cores with nothing to connect; a
     /// core with sockets overrides it (it is virtual, not pure, so that it can be added later).
     virtual void notify_when_ready(std::chrono::milliseconds timeout,
