@@ -287,9 +287,10 @@ class Client {
             [core = core_](auto handler, std::chrono::milliseconds t) {
                 // std::function needs a copyable target; Asio handlers may be move-only.
                 auto h = std::make_shared<decltype(handler)>(std::move(handler));
-                core->notify_when_ready(t, [h, ex = core->executor()](std::error_code ec) {
-                    auto hex = asio::get_associated_executor(*h, ex);
-                    asio::dispatch(hex, [h, ec] { std::move (*h)(ec); });
+                auto ex = core->completion_executor();
+                core->notify_when_ready(t, [h, ex](std::error_code ec) {
+                    asio::dispatch(asio::get_associated_executor(*h, ex),
+                                   [h, ec] { std::move (*h)(ec); });
                 });
             },
             token, timeout);
