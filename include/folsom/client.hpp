@@ -1,33 +1,40 @@
-// folsom::Client — the asynchronous memcached client most users touch.
-//
-//     asio::io_context io;
-//     auto client = folsom::Client::connect(io.get_executor(), {.servers = {"127.0.0.1:11211"}});
-//     client.set("k", "v", std::chrono::seconds(60),
-//                [](std::error_code ec, folsom::Status s) { ... });           // callback
-//     std::optional<folsom::Value> v = co_await client.get("k", asio::use_awaitable);
-//     std::future<folsom::Status> f = client.del("k", asio::use_future);
-//
-// Every operation takes an Asio completion token: a callback, asio::use_future,
-// asio::use_awaitable, asio::deferred, ... The completion signature is given for each.
-//
-// Contracts
-//   * Every request completes exactly once: with its result, or with a std::error_code in the
-//     folsom category (see error.hpp). Outcomes that are not errors are a Status; a miss is an
-//     empty optional.
-//   * Bad input (invalid key, value over Options::max_value_size) fails with invalid_key /
-//     value_too_large before anything is sent; the connection stays healthy.
-//   * At most Options::max_outstanding_requests are in flight; past that a request fails at
-//     once with errc::overloaded.
-//   * A completion handler is never invoked from inside the call that started it. Handlers run
-//     on their associated executor (by default the client's I/O executor).
-//
-// Thread-safety: every member function may be called from any thread, concurrently. The
-// client is a cheap handle (a shared pointer); copies share the same connections. I/O runs on
-// the executor given to connect().
-//
-// Shutdown: shutdown() (or destroying the last handle) fails every outstanding and later
-// request with errc::closed. Those completions are delivered through the executor like any
-// other, so with a user-run io_context they run when it next runs.
+/// @file
+/// folsom::Client — the asynchronous memcached client most users touch.
+///
+///     asio::io_context io;
+///     auto client = folsom::Client::connect(io.get_executor(), {.servers = {"127.0.0.1:11211"}});
+///     client.set("k", "v", std::chrono::seconds(60),
+///                [](std::error_code ec, folsom::Status s) { ... });           // callback
+///     std::optional<folsom::Value> v = co_await client.get("k", asio::use_awaitable);
+///     std::future<folsom::Status> f = client.del("k", asio::use_future);
+///
+/// Every operation takes an Asio completion token: a callback, asio::use_future,
+/// asio::use_awaitable, asio::deferred, ... The completion signature is given for each.
+///
+/// Contracts
+///   * Every request completes exactly once: with its result, or with a std::error_code in the
+///     folsom category (see error.hpp). Outcomes that are not errors are a Status; a miss is an
+///     empty optional.
+///   * Bad input (invalid key, value over Options::max_value_size) fails with invalid_key /
+///     value_too_large before anything is sent; the connection stays healthy.
+///   * At most Options::max_outstanding_requests are in flight; past that a request fails at
+///     once with errc::overloaded.
+///   * A completion handler is never invoked from inside the call that started it. Handlers run
+///     on their associated executor (by default the client's I/O executor).
+///
+/// Thread-safety: every member function may be called from any thread, concurrently. The
+/// client is a cheap handle (a shared pointer); copies share the same connections. I/O runs on
+/// the executor given to connect().
+///
+/// Shutdown: shutdown() (or destroying the last handle) fails every outstanding and later
+/// request with errc::closed. Those completions are delivered through the executor like any
+/// other, so with a user-run io_context they run when it next runs.
+///
+/// Ownership and lifetime: keys and values passed in are copied (or, for a moved-in
+/// std::string, kept) before the call returns, except the key span of get_multi and friends,
+/// which must stay valid until the initiating function returns (with asio::deferred: until
+/// the deferred operation is started). Results are owning copies; the one view handed out,
+/// ValueView in get_view(), lives only during its callback.
 #pragma once
 
 #include "folsom/detail/async_op.hpp"
@@ -61,10 +68,11 @@ using Ttl = std::chrono::seconds;
 
 /// Flags and cas of a store.
 struct StoreOptions {
-    std::uint32_t flags = 0;
-    std::uint64_t cas = 0;  ///< 0: no cas check (only StoreMode::cas uses it over ASCII)
+    std::uint32_t flags = 0;  ///< opaque to the server, returned with the value
+    std::uint64_t cas = 0;    ///< 0: no cas check (only StoreMode::cas uses it over ASCII)
 };
 
+/// Which store command Client::store sends (memcached's set, add, replace, append, prepend, cas).
 enum class StoreMode : std::uint8_t { set, add, replace, append, prepend, cas };
 
 namespace detail {
@@ -72,15 +80,18 @@ namespace detail {
 std::uint32_t to_exptime(Ttl ttl) noexcept;
 }  // namespace detail
 
+/// The asynchronous memcached client: a cheap, copyable handle to shared connections. See
+/// client.hpp for the contracts every operation keeps.
 class Client {
   public:
-    using executor_type = asio::any_io_executor;
+    using executor_type = asio::any_io_executor;  ///< where completions run by default
 
     /// Starts connecting to every server in `options` (in the background) and returns at once.
     /// Requests made while the first connect is in progress wait for it (bounded by
     /// connect_timeout); once a server is known down they fail fast with not_connected.
     /// Throws std::system_error(errc::invalid_argument) for a malformed server list.
     static Client connect(asio::any_io_executor ex, const Options& options);
+    /// As connect(io.get_executor(), options).
     static Client connect(asio::io_context& io, const Options& options) {
         return connect(io.get_executor(), options);
     }
@@ -98,6 +109,7 @@ class Client {
     explicit Client(std::shared_ptr<detail::ClientCore> core)
         : core_(std::move(core)), owner_(nullptr, [c = core_](void*) { c->shutdown(); }) {}
 
+    /// The I/O executor, where completion handlers run unless bound to another.
     executor_type get_executor() const noexcept { return core_->executor(); }
 
     // ---- retrieval ----------------------------------------------------------------------
@@ -158,29 +170,35 @@ class Client {
     auto store(StoreMode mode, std::string_view key, Bytes value, Ttl ttl, StoreOptions opts,
                Token&& token);
 
+    /// Stores unconditionally. void(std::error_code, Status)
     template <class Token>
     auto set(std::string_view key, Bytes value, Ttl ttl, Token&& token) {
         return store(StoreMode::set, key, std::move(value), ttl, {}, std::forward<Token>(token));
     }
+    /// As set, with the item's 32-bit flags.
     template <class Token>
     auto set(std::string_view key, Bytes value, Ttl ttl, std::uint32_t flags, Token&& token) {
         return store(StoreMode::set, key, std::move(value), ttl, {flags, 0},
                      std::forward<Token>(token));
     }
+    /// Stores only if the key is absent (else not_stored). void(std::error_code, Status)
     template <class Token>
     auto add(std::string_view key, Bytes value, Ttl ttl, Token&& token) {
         return store(StoreMode::add, key, std::move(value), ttl, {}, std::forward<Token>(token));
     }
+    /// Stores only if the key is present (else not_stored). void(std::error_code, Status)
     template <class Token>
     auto replace(std::string_view key, Bytes value, Ttl ttl, Token&& token) {
         return store(StoreMode::replace, key, std::move(value), ttl, {},
                      std::forward<Token>(token));
     }
+    /// Adds bytes after the item's value, keeping its flags and ttl (not_stored when absent).
     template <class Token>
     auto append(std::string_view key, Bytes value, Token&& token) {
         return store(StoreMode::append, key, std::move(value), Ttl{0}, {},
                      std::forward<Token>(token));
     }
+    /// Adds bytes before the item's value, keeping its flags and ttl (not_stored when absent).
     template <class Token>
     auto prepend(std::string_view key, Bytes value, Token&& token) {
         return store(StoreMode::prepend, key, std::move(value), Ttl{0}, {},
@@ -274,11 +292,31 @@ class Client {
     void shutdown() {
         if (core_) core_->shutdown();
     }
+    /// Waits until the client has a usable connection (Folsom's ConnectFuture: with several
+    /// servers, as soon as one is connected). void(std::error_code): {} when connected,
+    /// errc::timeout when not within `timeout`, a connection failure that retrying cannot fix
+    /// (e.g. errc::auth_failed), errc::closed after shutdown(). Requests do not need it: it is
+    /// for start-up checks and health probes.
+    template <class Token>
+    auto wait_connected(std::chrono::milliseconds timeout, Token&& token) {
+        return asio::async_initiate<Token, void(std::error_code)>(
+            [core = core_](auto handler, std::chrono::milliseconds t) {
+                // std::function needs a copyable target; Asio handlers may be move-only.
+                auto h = std::make_shared<decltype(handler)>(std::move(handler));
+                auto ex = core->completion_executor();
+                core->notify_when_ready(t, [h, ex](std::error_code ec) {
+                    asio::dispatch(asio::get_associated_executor(*h, ex),
+                                   [h, ec] { std::move (*h)(ec); });
+                });
+            },
+            token, timeout);
+    }
     /// Requests accepted and not yet completed (for monitoring and tests).
     std::size_t outstanding() const noexcept { return core_->outstanding(); }
     /// Number of server indices (Options::servers order). With discovery, every server seen
     /// so far keeps its index, so this counts removed servers too.
     std::size_t server_count() const noexcept { return core_->server_count(); }
+    /// "host:port" of server `i` (0 <= i < server_count()); lives as long as the client.
     const std::string& server_name(std::size_t i) const noexcept { return core_->server_name(i); }
     /// Which server (index) owns `key` now (with failover, a live server).
     std::size_t server_for(std::string_view key) const noexcept { return core_->server_for(key); }

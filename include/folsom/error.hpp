@@ -1,9 +1,13 @@
-// Error codes of folsom-cpp: every failure a request can complete with.
-//
-// Failures are std::error_code values in the "folsom" category. Outcomes that are not
-// failures (a miss, NOT_STORED, EXISTS, ...) are a folsom::Status, never an error.
-//
-// This header includes no Asio and is usable from the protocol layer.
+/// @file
+/// Error codes of folsom-cpp: every failure a request can complete with.
+///
+/// Failures are std::error_code values in the "folsom" category. Outcomes that are not
+/// failures (a miss, NOT_STORED, EXISTS, ...) are a folsom::Status, never an error.
+///
+/// This header includes no Asio and is usable from the protocol layer.
+///
+/// Thread-safety: the category is a stateless singleton; everything here may be used from any
+/// thread.
 #pragma once
 
 #include <string>
@@ -37,6 +41,8 @@ enum class errc {
 /// The "folsom" error category.
 const std::error_category& category() noexcept;
 
+/// The std::error_code of `e` (found by argument-dependent lookup, so `ec == errc::timeout`
+/// works).
 inline std::error_code make_error_code(errc e) noexcept {
     return {static_cast<int>(e), category()};
 }
@@ -50,5 +56,8 @@ constexpr bool is_fatal(errc e) noexcept {
 
 }  // namespace folsom
 
+/// @cond
+// Lets a folsom::errc compare with and convert to std::error_code.
 template <>
 struct std::is_error_code_enum<folsom::errc> : std::true_type {};
+/// @endcond

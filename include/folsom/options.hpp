@@ -1,5 +1,10 @@
-// Options: everything a Client is configured with. Defaults follow Folsom's where Folsom has
-// one (max_outstanding_requests = 1000, a 10 ms .. 60 s reconnect backoff, 3 s request timeout).
+/// @file
+/// Options: everything a Client is configured with. Defaults follow Folsom's where Folsom has
+/// one (max_outstanding_requests = 1000, a 10 ms .. 60 s reconnect backoff, 3 s request timeout).
+///
+/// Thread-safety and lifetime: the client copies the Options it is given; changing them
+/// afterwards has no effect. Errors: a malformed server list makes Client::connect throw
+/// std::system_error(errc::invalid_argument).
 #pragma once
 
 #include <chrono>
@@ -32,7 +37,7 @@ struct TlsOptions {
     std::string ca_file;
     /// Optional client certificate and its private key (for servers that verify clients).
     std::string cert_file;
-    std::string key_file;
+    std::string key_file;  ///< the private key of cert_file
     /// Name sent as SNI and checked against the server's certificate; empty: the server's
     /// host as written in Options::servers.
     std::string server_name;
@@ -47,10 +52,12 @@ struct SaslCredentials {
     std::string password{};
 };
 
+/// Everything a Client is configured with; every field has a usable default.
 struct Options {
     /// "host:port" entries (port defaults to 11211; "host:port:weight" sets a ketama weight).
     std::vector<std::string> servers = {"127.0.0.1:11211"};
 
+    /// The wire protocol; ASCII works with every memcached.
     Protocol protocol = Protocol::ascii;
 
     /// How keys are placed on servers. The default places every key exactly where libmemcached
@@ -78,7 +85,7 @@ struct Options {
     /// Reconnect backoff after a connection is lost or a connect fails: starts at
     /// reconnect_initial_delay, doubles on every failed attempt, capped at reconnect_max_delay.
     std::chrono::milliseconds reconnect_initial_delay{10};
-    std::chrono::milliseconds reconnect_max_delay{60000};
+    std::chrono::milliseconds reconnect_max_delay{60000};  ///< cap of the reconnect backoff
 
     /// Values at least this long, moved into a request as std::string, are written to the
     /// socket straight from the caller's string (scatter-gather) instead of being copied.

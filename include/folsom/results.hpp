@@ -1,4 +1,11 @@
-// Result types of the operations that return more than one thing.
+/// @file
+/// Result types of the operations that return more than one thing.
+///
+/// Errors: a MultiGetResult says per key which ones went unanswered and why; a NodeResult
+/// carries its server's error.
+///
+/// Ownership: results own everything they hold (values, server names, stat texts); they may be
+/// moved, kept and read from any thread.
 #pragma once
 
 #include "folsom/value.hpp"
@@ -20,8 +27,8 @@ namespace folsom {
 /// servers fail, the others' values are still delivered. `errors` is empty when every server
 /// answered; otherwise errors[i] says why keys[i] has no answer ({} for the keys that have one).
 struct MultiGetResult {
-    std::vector<std::optional<Value>> values;
-    std::vector<std::error_code> errors;
+    std::vector<std::optional<Value>> values;  ///< values[i]: keys[i]'s value, empty on a miss
+    std::vector<std::error_code> errors;       ///< empty, or errors[i]: why keys[i] is unanswered
 
     /// True when every key got an answer (a hit or a miss).
     bool complete() const noexcept { return errors.empty(); }
@@ -38,9 +45,9 @@ struct MultiGetResult {
 /// One server's answer to a request addressed to every server (stats, version, flush_all).
 template <class T>
 struct NodeResult {
-    std::string server;  ///< "host:port"
-    std::error_code error;
-    T value{};
+    std::string server;     ///< "host:port"
+    std::error_code error;  ///< this server's failure ({} when it answered)
+    T value{};              ///< this server's answer (meaningful only without error)
 };
 
 /// "STAT name value" pairs, in the order the server sent them.

@@ -1,8 +1,12 @@
-// ServerAddress: one memcached server as the user configures it (host, port, weight).
-//
-// The host is kept exactly as written (a name or an IP literal, IPv6 without its brackets):
-// ketama placement hashes that text, so "10.0.0.1" and "host-a" are different servers on the
-// ring even when they resolve to the same machine. Resolution happens later, in net/.
+/// @file
+/// ServerAddress: one memcached server as the user configures it (host, port, weight).
+///
+/// The host is kept exactly as written (a name or an IP literal, IPv6 without its brackets):
+/// ketama placement hashes that text, so "10.0.0.1" and "host-a" are different servers on the
+/// ring even when they resolve to the same machine. Resolution happens later, in net/.
+///
+/// Errors: parsing reports errc::invalid_argument and never throws. Thread-safety: plain values
+/// and pure functions.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +20,7 @@ namespace folsom {
 /// memcached's well-known port; libmemcached also leaves it out of its ketama point names.
 inline constexpr std::uint16_t default_memcached_port = 11211;
 
+/// One memcached server: where it is, and its ketama weight.
 struct ServerAddress {
     std::string host;                             ///< name or IP literal, IPv6 without brackets
     std::uint16_t port = default_memcached_port;  ///< 1..65535
@@ -24,6 +29,7 @@ struct ServerAddress {
     /// "host:port", or "[v6addr]:port" when the host holds a colon. The weight is not shown.
     std::string to_string() const;
 
+    /// Same host text, port and weight.
     friend bool operator==(const ServerAddress&, const ServerAddress&) = default;
 };
 

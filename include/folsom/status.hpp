@@ -1,6 +1,10 @@
-// Status: the outcome of an operation that completed without error.
-//
-// Mirrors Folsom's MemcacheStatus. A get miss is not a Status: it is an empty optional.
+/// @file
+/// Status: the outcome of an operation that completed without error.
+///
+/// Mirrors Folsom's MemcacheStatus. A get miss is not a Status: it is an empty optional.
+///
+/// Thread-safety: plain values. Lifetime: to_string() returns a view of a static string, valid
+/// forever. Errors: a Status is never an error; failures are std::error_codes (error.hpp).
 #pragma once
 
 #include <cstdint>
@@ -8,6 +12,7 @@
 
 namespace folsom {
 
+/// How an operation ended when it did not fail (memcached's reply word).
 enum class Status : std::uint8_t {
     ok,          ///< OK (flush_all, verbosity), or a successful arithmetic/get reply
     stored,      ///< STORED

@@ -1,4 +1,13 @@
-// Values going in and coming out of the client.
+/// @file
+/// Values going in and coming out of the client.
+///
+/// Ownership and lifetime: a Value owns its bytes. A ValueView's views are valid only while
+/// the callback that received it runs. A Bytes either views the caller's memory (which must
+/// stay valid until the call it is passed to returns) or owns a moved-in std::string.
+///
+/// Thread-safety: plain values; a Bytes or ValueView must not be shared across threads while
+/// the memory it views may change. Errors: none here; a value over Options::max_value_size
+/// fails its request with errc::value_too_large.
 #pragma once
 
 #include <cstddef>
@@ -12,10 +21,11 @@ namespace folsom {
 /// An owning copy of a stored value: the one copy the client makes on the way in, for the
 /// caller to keep.
 struct Value {
-    std::string data;
-    std::uint32_t flags = 0;
-    std::uint64_t cas = 0;  ///< set by gets/gats (and by every get over the binary protocol)
+    std::string data;         ///< the bytes stored (binary-safe)
+    std::uint32_t flags = 0;  ///< the item's flags
+    std::uint64_t cas = 0;    ///< set by gets/gats (and by every get over the binary protocol)
 
+    /// Same bytes, flags and cas.
     friend bool operator==(const Value&, const Value&) = default;
 };
 
@@ -24,11 +34,12 @@ struct Value {
 /// Object lifetimes: the views are valid only until the callback that received the ValueView
 /// returns; after that the read buffer is reused. Call to_value() to keep it.
 struct ValueView {
-    std::string_view key;
-    std::string_view data;
-    std::uint32_t flags = 0;
-    std::uint64_t cas = 0;
+    std::string_view key;     ///< the key, as the server named it
+    std::string_view data;    ///< the value's bytes
+    std::uint32_t flags = 0;  ///< the item's flags
+    std::uint64_t cas = 0;    ///< the item's cas (0 when the command does not return it)
 
+    /// An owning copy, to keep after the callback returns.
     Value to_value() const { return Value{std::string(data), flags, cas}; }
 };
 
@@ -39,13 +50,19 @@ struct ValueView {
 ///     socket by scatter-gather straight from it, never copied.
 class Bytes {
   public:
+    /// Views `v` (copied into the request before the call returns).
     Bytes(std::string_view v) noexcept : view_(v) {}
+    /// Views a NUL-terminated string (without its NUL).
     Bytes(const char* s) noexcept : view_(s) {}
+    /// Views `s` (copied into the request before the call returns).
     Bytes(const std::string& s) noexcept : view_(s) {}
+    /// Takes `s` over; the request keeps it until it completes, so it is never copied.
     Bytes(std::string&& s) noexcept : owned_(std::move(s)), is_owned_(true) { view_ = owned_; }
+    /// Views raw bytes (copied into the request before the call returns).
     Bytes(std::span<const std::byte> b) noexcept
         : view_(reinterpret_cast<const char*>(b.data()), b.size()) {}
 
+    /// Moves the bytes (and ownership, if any) from `other`.
     Bytes(Bytes&& other) noexcept
         : owned_(std::move(other.owned_)), view_(other.view_), is_owned_(other.is_owned_) {
         if (is_owned_) view_ = owned_;
@@ -53,7 +70,9 @@ class Bytes {
     Bytes& operator=(Bytes&&) = delete;
     Bytes(const Bytes&) = delete;
 
+    /// The bytes; valid while this Bytes (or, for a view, the viewed memory) lives.
     std::string_view view() const noexcept { return view_; }
+    /// Number of bytes.
     std::size_t size() const noexcept { return view_.size(); }
     /// True when the bytes live in this object (moved-in std::string).
     bool owned() const noexcept { return is_owned_; }

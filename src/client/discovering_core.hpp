@@ -41,6 +41,10 @@ class DiscoveringCore final : public ClientCore,
         inner_->submit(server, op, part, request);
     }
     void shutdown() override;
+    void notify_when_ready(std::chrono::milliseconds timeout,
+                           std::function<void(std::error_code)> done) override {
+        inner_->notify_when_ready(timeout, std::move(done));
+    }
 
     /// Completed resolutions so far (for tests).
     std::size_t resolutions() const noexcept {

@@ -146,4 +146,63 @@ void ServerCore::shutdown() {
         p->close();
 }
 
+namespace {
+
+/// Waits for a server to connect by looking every few milliseconds: simple, bounded by the
+/// caller's timeout, and it costs nothing on the request path (no hook in the connections).
+class ReadyWaiter : public std::enable_shared_from_this<ReadyWaiter> {
+  public:
+    ReadyWaiter(std::shared_ptr<ServerCore> core, asio::any_io_executor ex,
+                std::chrono::steady_clock::time_point deadline,
+                std::function<bool()> ready, std::function<bool()> closed,
+                std::function<void(std::error_code)> done)
+        : core_(std::move(core)), timer_(ex), deadline_(deadline), ready_(std::move(ready)),
+          closed_(std::move(closed)), done_(std::move(done)) {}
+
+    void poll() {
+        std::error_code ec;
+        if (closed_()) {
+            ec = errc::closed;
+        } else if (ready_()) {
+            ec = {};
+        } else if (std::chrono::steady_clock::now() >= deadline_) {
+            ec = errc::timeout;
+        } else {
+            timer_.expires_after(std::chrono::milliseconds(2));
+            timer_.async_wait([self = shared_from_this()](std::error_code) { self->poll(); });
+            return;
+        }
+        done_(ec);
+    }
+
+  private:
+    std::shared_ptr<ServerCore> core_;  // keeps the pools alive while waiting
+    asio::steady_timer timer_;
+    std::chrono::steady_clock::time_point deadline_;
+    std::function<bool()> ready_, closed_;
+    std::function<void(std::error_code)> done_;
+};
+
+}  // namespace
+
+void ServerCore::notify_when_ready(std::chrono::milliseconds timeout,
+                                   std::function<void(std::error_code)> done) {
+    auto self = shared_from_this();
+    auto ready = [this] {
+        for (const auto* p : table().members())
+            if (p->any_connected()) return true;
+        return false;
+    };
+    auto closed = [this] {
+        std::lock_guard lk(mu_);
+        return shut_down_;
+    };
+    auto waiter = std::make_shared<ReadyWaiter>(self, ex_,
+                                                std::chrono::steady_clock::now() + timeout,
+                                                std::move(ready), std::move(closed),
+                                                std::move(done));
+    // Never complete inside the call: the first look happens on the executor.
+    asio::post(ex_, [waiter] { waiter->poll(); });
+}
+
 }  // namespace folsom::detail

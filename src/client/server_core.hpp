@@ -50,6 +50,10 @@ class ServerCore final : public ClientCore, public std::enable_shared_from_this<
 
     void shutdown() override;
 
+    /// Ready once any server has a connected connection (as Folsom's ConnectFuture).
+    void notify_when_ready(std::chrono::milliseconds timeout,
+                           std::function<void(std::error_code)> done) override;
+
     /// Replaces the server set (any thread): servers already known (by host:port) keep their
     /// pool, index and connections (a new weight only changes the ring); new ones are connected;
     /// removed ones leave the ring at once and are closed after Options::discovery_drain_delay, so

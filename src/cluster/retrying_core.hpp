@@ -37,6 +37,10 @@ class RetryingCore final : public detail::ClientCore {
     }
     std::size_t max_value_size() const noexcept override { return inner_->max_value_size(); }
     void shutdown() override { inner_->shutdown(); }
+    void notify_when_ready(std::chrono::milliseconds timeout,
+                           std::function<void(std::error_code)> done) override {
+        inner_->notify_when_ready(timeout, std::move(done));
+    }
 
     void submit(std::size_t server, detail::Operation& op, std::uint32_t part,
                 const detail::Request& request) override;

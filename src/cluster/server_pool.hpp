@@ -80,6 +80,12 @@ class ServerPool {
     /// Closes every connection for good (their requests fail with errc::closed). Idempotent.
     void close();
     bool closed() const noexcept { return closed_.load(std::memory_order_acquire); }
+    /// True when at least one of the server's connections is connected (any thread).
+    bool any_connected() const noexcept {
+        for (const auto& c : connections_)
+            if (c->state() == net::ConnectionState::connected) return true;
+        return false;
+    }
 
     std::size_t id() const noexcept { return id_; }
     const ServerAddress& address() const noexcept { return address_; }

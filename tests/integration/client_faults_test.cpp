@@ -355,6 +355,33 @@ TEST_P(ClientFaults, PerRequestDeadlineThroughCancellationSlots) {
     io.run_for(100ms);
 }
 
+TEST_P(ClientFaults, WaitConnectedReportsReadinessAndTimeouts) {
+    folsom::test::MemcachedServer server;
+    asio::io_context io;
+    auto client = folsom::Client::connect(io, options(server));
+    auto ready = client.wait_connected(2s, asio::use_future);
+    std::thread runner([&] { io.run_for(3s); });
+    EXPECT_NO_THROW(ready.get());
+
+    // Nothing listening: the wait ends with a timeout, not a hang.
+    folsom::Options o;
+    o.servers = {"127.0.0.1:" + std::to_string(folsom::test::free_loopback_port())};
+    o.protocol = GetParam();
+    auto nowhere = folsom::Client::connect(io, o);
+    const auto start = std::chrono::steady_clock::now();
+    try {
+        nowhere.wait_connected(200ms, asio::use_future).get();
+        ADD_FAILURE() << "ready without a server";
+    } catch (const std::system_error& e) {
+        EXPECT_EQ(e.code(), errc::timeout);
+    }
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
+    client.shutdown();
+    nowhere.shutdown();
+    io.stop();
+    runner.join();
+}
+
 INSTANTIATE_TEST_SUITE_P(Protocols, ClientFaults, folsom::test::all_protocols,
                          folsom::test::protocol_name);
 

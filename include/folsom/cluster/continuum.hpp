@@ -1,26 +1,30 @@
-// Continuum: which server owns a key, by consistent hashing on a ring of points ("ketama").
-//
-// Pure placement: no sockets, no Asio. Built once per server list (that allocates); a lookup
-// hashes the key on the stack and binary-searches the ring, so it never allocates and may be
-// called from any number of threads at once.
-//
-// Each Distribution reproduces another client's ring bit for bit, so a service can move to
-// folsom-cpp (or share a pool with those clients) without remapping its cache:
-//
-// * ketama_libmemcached: libmemcached with MEMCACHED_BEHAVIOR_KETAMA_WEIGHTED (the usual
-//   "ketama" setting of libmemcached, php-memcached, pylibmc, ...). MD5 for keys and points;
-//   a server named "host-i" (or "host:port-i" off port 11211) gets 4 points per digest and
-//   floor(weight / total * 40 * servers) digests, computed in float as libmemcached does.
-// * ketama_spymemcached: spymemcached's KetamaNodeLocator with KETAMA_HASH and its default
-//   node names "/host:port-i" (160 points when every weight is 1; spymemcached's weighted
-//   formula, the same as libmemcached's, otherwise). Exact for servers given by IP literal,
-//   which is what spymemcached names them by unless it was handed a resolved host name.
-// * folsom_murmur: Spotify Folsom's own KetamaMemcacheClient (com.spotify.folsom.ketama):
-//   100 points per server, a chain of murmur3_32 hashes seeded by "host:port", compared as
-//   signed 32-bit integers. Weights are ignored, as Folsom has none.
-//
-// The host is hashed as written in ServerAddress (never resolved): give every client the same
-// spelling of the server list.
+/// @file
+/// Continuum: which server owns a key, by consistent hashing on a ring of points ("ketama").
+///
+/// Pure placement: no sockets, no Asio. Built once per server list (that allocates); a lookup
+/// hashes the key on the stack and binary-searches the ring, so it never allocates and may be
+/// called from any number of threads at once.
+///
+/// Each Distribution reproduces another client's ring bit for bit, so a service can move to
+/// folsom-cpp (or share a pool with those clients) without remapping its cache:
+///
+/// * ketama_libmemcached: libmemcached with MEMCACHED_BEHAVIOR_KETAMA_WEIGHTED (the usual
+///   "ketama" setting of libmemcached, php-memcached, pylibmc, ...). MD5 for keys and points;
+///   a server named "host-i" (or "host:port-i" off port 11211) gets 4 points per digest and
+///   floor(weight / total * 40 * servers) digests, computed in float as libmemcached does.
+/// * ketama_spymemcached: spymemcached's KetamaNodeLocator with KETAMA_HASH and its default
+///   node names "/host:port-i" (160 points when every weight is 1; spymemcached's weighted
+///   formula, the same as libmemcached's, otherwise). Exact for servers given by IP literal,
+///   which is what spymemcached names them by unless it was handed a resolved host name.
+/// * folsom_murmur: Spotify Folsom's own KetamaMemcacheClient (com.spotify.folsom.ketama):
+///   100 points per server, a chain of murmur3_32 hashes seeded by "host:port", compared as
+///   signed 32-bit integers. Weights are ignored, as Folsom has none.
+///
+/// The host is hashed as written in ServerAddress (never resolved): give every client the same
+/// spelling of the server list.
+///
+/// Errors: none; lookups are noexcept. Ownership: a Continuum owns its ring; points() is a
+/// view into it, valid until the Continuum is assigned to or destroyed.
 #pragma once
 
 #include "folsom/server_address.hpp"
@@ -33,19 +37,22 @@
 
 namespace folsom::cluster {
 
+/// Whose ketama ring to reproduce; see the list above.
 enum class Distribution : std::uint8_t {
     ketama_libmemcached,  ///< libmemcached, MEMCACHED_BEHAVIOR_KETAMA_WEIGHTED
     ketama_spymemcached,  ///< spymemcached KetamaNodeLocator, KETAMA_HASH, default node names
     folsom_murmur,        ///< Spotify Folsom's KetamaMemcacheClient
 };
 
+/// A consistent-hash ring over a list of servers (see continuum.hpp). Immutable once built;
+/// thread-safe for concurrent lookups.
 class Continuum {
   public:
     /// One point of the ring. `position` orders the ring as unsigned 32-bit; for folsom_murmur
     /// it is Folsom's signed hash with its sign bit flipped, so the order is Folsom's.
     struct Point {
-        std::uint32_t position;
-        std::uint32_t server;  ///< index into the span the continuum was built from
+        std::uint32_t position;  ///< where the point sits on the ring
+        std::uint32_t server;    ///< index into the span the continuum was built from
     };
 
     /// An empty ring (no servers).
@@ -70,9 +77,13 @@ class Continuum {
     /// The key's position on the ring (same scale as Point::position).
     std::uint32_t key_position(std::string_view key) const noexcept;
 
+    /// The ring, sorted by position (a view into this object).
     std::span<const Point> points() const noexcept { return points_; }
+    /// Number of servers the ring was built from.
     std::size_t server_count() const noexcept { return servers_; }
+    /// True for a ring without servers.
     bool empty() const noexcept { return points_.empty(); }
+    /// The placement scheme this ring reproduces.
     Distribution distribution() const noexcept { return distribution_; }
 
   private:

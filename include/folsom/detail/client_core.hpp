@@ -9,14 +9,18 @@
 #include "folsom/options.hpp"
 
 #include <asio/any_io_executor.hpp>
+#include <asio/post.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+#include <system_error>
 
 namespace folsom::detail {
 
@@ -66,6 +70,20 @@ class ClientCore {
 
     /// Largest value a store may carry.
     virtual std::size_t max_value_size() const noexcept = 0;
+
+    /// Readiness (Folsom's ConnectFuture): calls `done` exactly once, never from inside this
+    /// call, with {} as soon as at least one server has a usable connection (as Folsom's
+    /// isConnected() for a multi-server client), errc::timeout when that has not happened
+    /// within `timeout`, the error that makes connecting hopeless (e.g. auth_failed, as
+    /// ConnectFuture fails on a connection failure), or errc::closed after shutdown().
+    /// Thread-safe.
+    /// The default reports ready at once, which is right for cores with nothing to connect; a
+    /// core with sockets overrides it (it is virtual, not pure, so that it can be added later).
+    virtual void notify_when_ready(std::chrono::milliseconds timeout,
+                                   std::function<void(std::error_code)> done) {
+        (void)timeout;
+        asio::post(executor(), [d = std::move(done)] { d(std::error_code{}); });
+    }
 
     /// Backpressure: reserve one of max_outstanding slots; false when none is free.
     bool try_acquire() noexcept {
