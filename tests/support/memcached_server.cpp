@@ -4,6 +4,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -99,9 +100,14 @@ void MemcachedServer::spawn() {
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
 
+    const pid_t parent = ::getpid();
     pid_t pid = ::fork();
     if (pid < 0) throw std::runtime_error("fork() failed");
     if (pid == 0) {
+        // Die with the test: a test that crashes (a sanitizer abort) must not leave a server
+        // running that holds ctest's output pipe open until the test's timeout.
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (::getppid() != parent) ::_exit(127);  // the test died before prctl()
         ::execvp("memcached", argv.data());
         std::fprintf(stderr, "exec memcached failed: %s\n", std::strerror(errno));
         ::_exit(127);
