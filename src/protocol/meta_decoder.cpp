@@ -205,6 +205,8 @@ ParseResult Decoder::parse(std::string_view input, Reply& out) noexcept {
 
     // Only the bytes not searched by an earlier call are searched again.
     if (scanned_ > input.size()) scanned_ = 0;  // not the same bytes: start over, stay correct
+    // An empty view may have a null data(), which memchr must never be given (UB even for 0).
+    if (input.empty()) return {ParseState::need_more, 0, 1};
     const void* nl = std::memchr(input.data() + scanned_, '\n', input.size() - scanned_);
     if (nl == nullptr) {
         if (input.size() >= limits_.max_line_length)

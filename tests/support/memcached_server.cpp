@@ -1,17 +1,19 @@
 #include "support/memcached_server.hpp"
 
 #include <arpa/inet.h>
-#include <cerrno>
-#include <chrono>
-#include <cstring>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdexcept>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
-#include <thread>
 #include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <stdexcept>
+#include <thread>
 
 namespace folsom::test {
 namespace {
@@ -102,9 +104,14 @@ void MemcachedServer::spawn() {
         argv.push_back(a.data());
     argv.push_back(nullptr);
 
+    const pid_t parent = ::getpid();
     pid_t pid = ::fork();
     if (pid < 0) throw std::runtime_error("fork() failed");
     if (pid == 0) {
+        // Die with the test: a test that crashes (a sanitizer abort) must not leave a server
+        // running that holds ctest's output pipe open until the test's timeout.
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (::getppid() != parent) ::_exit(127);  // the test died before prctl()
         ::execvp("memcached", argv.data());
         std::fprintf(stderr, "exec memcached failed: %s\n", std::strerror(errno));
         ::_exit(127);

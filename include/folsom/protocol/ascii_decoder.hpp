@@ -112,13 +112,22 @@ struct DecodeError {
     std::string message() const;
 };
 
+/// The smallest max_line_length a Decoder applies: the longest fixed reply, "NOT_STORED\r\n".
+/// The fast paths recognise fixed replies and the "VALUE " prefix without consulting the line
+/// limit; below this they would accept lines the line path refuses (so the outcome would depend
+/// on how reads split the stream), and the VALUE scan would start past its own limit.
+inline constexpr std::size_t min_line_length = 12;
+
 namespace detail {
 struct ValueHeader;  // a scanned VALUE header (decoder internals)
 }  // namespace detail
 
 class Decoder {
   public:
-    explicit Decoder(const Limits& limits = {}) noexcept : limits_(limits) {}
+    /// A max_line_length below min_line_length is raised to it (see there).
+    explicit Decoder(const Limits& limits = {}) noexcept : limits_(limits) {
+        if (limits_.max_line_length < min_line_length) limits_.max_line_length = min_line_length;
+    }
 
     /// Decodes at most one reply from the front of `input`. See the Flow comment above.
     ///
