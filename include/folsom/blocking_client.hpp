@@ -89,6 +89,7 @@ class BlockingClient {
                                       std::uint64_t initial, Ttl ttl) {
         return client_.incr(key, delta, initial, ttl, asio::use_future).get();
     }
+    /// As decr, creating a missing counter holding `initial`: binary and meta protocols only.
     std::optional<std::uint64_t> decr(std::string_view key, std::uint64_t delta,
                                       std::uint64_t initial, Ttl ttl) {
         return client_.decr(key, delta, initial, ttl, asio::use_future).get();

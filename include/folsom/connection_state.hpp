@@ -1,4 +1,9 @@
-// ConnectionState: what a user's connection-state listener is told about one server.
+/// @file
+/// ConnectionState: what a user's connection-state listener is told about one server.
+///
+/// Plain values: thread-safe to copy and compare anywhere. to_string() returns a view of a
+/// string literal, valid for the whole program. Nothing here reports errors; a failed
+/// connection shows as `disconnected` (see Options::on_connection_state).
 #pragma once
 
 #include <cstdint>
@@ -16,6 +21,8 @@ enum class ConnectionState : std::uint8_t {
     closed,        ///< shut down (client shutdown, or the server left the discovered set)
 };
 
+/// The state's name ("connecting", "connected", "disconnected", "closed"); "unknown" for a
+/// value outside the enum.
 constexpr std::string_view to_string(ConnectionState s) noexcept {
     switch (s) {
         case ConnectionState::connecting:

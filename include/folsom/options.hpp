@@ -48,8 +48,9 @@ struct TlsOptions {
 /// A SASL user for servers started with `memcached -S`. Sent with the PLAIN mechanism, so the
 /// password crosses the network in clear: use it on trusted networks (or over TLS: Options::tls).
 struct SaslCredentials {
-    std::string username{};  // initialisers: designated initialisers may leave either out
-    std::string password{};
+    std::string username{};  ///< the SASL user name
+    std::string password{};  ///< the user's password (sent in clear: see above)
+    // Both have initialisers: designated initialisers may leave either out.
 };
 
 /// Everything a Client is configured with; every field has a usable default.
@@ -115,10 +116,12 @@ struct Options {
     /// When enabled, a server whose every connection is down is marked dead; keys it owns go
     /// to the next live server on the ring until it reconnects or `dead_timeout` passes.
     struct Failover {
-        bool enabled = false;
+        bool enabled = false;  ///< turns auto-eject on
+        /// How long a server stays dead after its last connection goes down or a reconnect
+        /// attempt fails (each failure restarts it); a connection coming up ends it at once.
         std::chrono::milliseconds dead_timeout{1000};
     };
-    Failover failover{};
+    Failover failover{};  ///< auto-eject of dead servers (off by default); see Failover
 
     /// Called when a server's state changes (connecting, connected, disconnected, closed),
     /// with its "host:port". Runs on the I/O thread, inside the connection's event loop: keep
@@ -133,7 +136,10 @@ struct Options {
     /// connected; removed servers keep serving requests already routed to them and are
     /// closed after discovery_drain_delay. A failed or empty resolution keeps the current set.
     std::shared_ptr<cluster::Discovery> discovery{};
+    /// How often `discovery` is asked again after the first resolution (at least 1 ms).
     std::chrono::milliseconds discovery_interval{30000};
+    /// How long a server that left the discovered set keeps serving the requests already
+    /// routed to it before its connections are closed.
     std::chrono::milliseconds discovery_drain_delay{10000};
 
     /// Authenticate every connection with SASL PLAIN before any request (binary protocol only:

@@ -1,9 +1,20 @@
-// Discovery: where a client's server list comes from when it is not fixed.
-//
-// A Discovery answers "which servers are there now?"; the client asks at start and every
-// Options::discovery_interval, and follows the answer (see Options::discovery). Two are
-// provided: a static list that the program can change (useful for its own service registry,
-// and for tests), and DNS SRV records resolved with c-ares.
+/// @file
+/// Discovery: where a client's server list comes from when it is not fixed.
+///
+/// A Discovery answers "which servers are there now?"; the client asks at start and every
+/// Options::discovery_interval, and follows the answer (see Options::discovery). Two are
+/// provided: a static list that the program can change (useful for its own service registry,
+/// and for tests), and DNS SRV records resolved with c-ares.
+///
+/// Ownership: the client holds its Discovery through a std::shared_ptr; resolve() hands the
+/// servers to its handler by value, so the list the handler receives is the handler's own.
+///
+/// Thread-safety: StaticDiscovery::set() may be called from any thread while resolutions run;
+/// a resolve()'s Cancel may be called from any thread.
+///
+/// Errors: a failed resolution completes its handler with a std::error_code in the folsom
+/// category (e.g. errc::resolve_failed, errc::invalid_argument for bad name servers,
+/// errc::cancelled after Cancel), and the client keeps its current server set.
 #pragma once
 
 #include "folsom/server_address.hpp"
@@ -20,6 +31,8 @@
 
 namespace folsom::cluster {
 
+/// The source of a client's server list: asked once per resolution, it answers with the
+/// servers there are now (or an error). Implement it to plug in another service registry.
 class Discovery {
   public:
     /// Called exactly once per resolve(), through the executor given to it: the servers, or
@@ -29,6 +42,7 @@ class Discovery {
     /// harmless after completion.
     using Cancel = std::function<void()>;
 
+    /// Destroys the discovery.
     virtual ~Discovery() = default;
     /// Starts one resolution, doing any I/O on `ex`.
     virtual Cancel resolve(asio::any_io_executor ex, Handler handler) = 0;
@@ -37,9 +51,13 @@ class Discovery {
 /// A list held in memory; set() changes what the next resolution answers. Thread-safe.
 class StaticDiscovery final : public Discovery {
   public:
+    /// Starts with `servers` (none by default).
     explicit StaticDiscovery(std::vector<ServerAddress> servers = {})
         : servers_(std::move(servers)) {}
+    /// Replaces the list; resolutions started afterwards answer with it. Thread-safe.
     void set(std::vector<ServerAddress> servers);
+    /// Posts the current list to `handler` on `ex` (never an error); the returned Cancel does
+    /// nothing.
     Cancel resolve(asio::any_io_executor ex, Handler handler) override;
 
   private:
@@ -57,8 +75,11 @@ struct DnsSrvOptions {
     /// (/etc/resolv.conf).
     std::string nameservers;
     std::chrono::milliseconds timeout{2000};  ///< per try
-    int tries = 2;
+    int tries = 2;  ///< attempts per name server before giving up (at least 1 is made)
 };
+/// A Discovery that resolves the SRV records of `name` (e.g. "_memcache._tcp.example.org") as
+/// DnsSrvOptions describes. A resolution that fails, or finds no record, completes with
+/// errc::resolve_failed; name servers c-ares cannot parse, with errc::invalid_argument.
 std::shared_ptr<Discovery> make_dns_srv_discovery(std::string name, DnsSrvOptions options = {});
 
 }  // namespace folsom::cluster
