@@ -6,10 +6,12 @@
 // the least any line-based decoder could do. decode/<case> reports its time as a multiple of
 // that scan (counter x_scan), so the figure means something across machines.
 //
-// Allocation is counted by replacing the global operator new/delete in this binary: allocs/op
+// Allocation is counted by replacing the global operator new/delete (alloc_counter.cpp): allocs/op
 // is allocations per operation, bytes/op the bytes they requested (JMH's B/op). The decoder
 // promises 0 for both.
 #include "folsom/protocol/ascii_decoder.hpp"
+
+#include "alloc_counter.hpp"  // replaces operator new/delete in this binary
 
 #include <benchmark/benchmark.h>
 
@@ -24,82 +26,6 @@
 #include <string>
 #include <string_view>
 #include <vector>
-
-// ---- counting allocator --------------------------------------------------------------------
-
-namespace {
-
-std::atomic<std::size_t> g_allocs{0};
-std::atomic<std::size_t> g_alloc_bytes{0};
-
-void* counted_alloc(std::size_t n) {
-    g_allocs.fetch_add(1, std::memory_order_relaxed);
-    g_alloc_bytes.fetch_add(n, std::memory_order_relaxed);
-    return std::malloc(n == 0 ? 1 : n);
-}
-
-void* counted_aligned_alloc(std::size_t n, std::align_val_t al) {
-    g_allocs.fetch_add(1, std::memory_order_relaxed);
-    g_alloc_bytes.fetch_add(n, std::memory_order_relaxed);
-    const auto a = static_cast<std::size_t>(al);
-    const std::size_t rounded = (std::max<std::size_t>(n, 1) + a - 1) / a * a;
-    return std::aligned_alloc(a, rounded);
-}
-
-// Out of line so that g++ does not inline free() into callers of operator delete and then warn
-// (-Wmismatched-new-delete) that memory from operator new reaches free(), which here it must.
-[[gnu::noinline]] void counted_free(void* p) noexcept {
-    std::free(p);
-}
-
-}  // namespace
-
-void* operator new(std::size_t n) {
-    if (void* p = counted_alloc(n)) return p;
-    throw std::bad_alloc();
-}
-void* operator new[](std::size_t n) {
-    if (void* p = counted_alloc(n)) return p;
-    throw std::bad_alloc();
-}
-void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
-    return counted_alloc(n);
-}
-void* operator new[](std::size_t n, const std::nothrow_t&) noexcept {
-    return counted_alloc(n);
-}
-void* operator new(std::size_t n, std::align_val_t al) {
-    if (void* p = counted_aligned_alloc(n, al)) return p;
-    throw std::bad_alloc();
-}
-void* operator new[](std::size_t n, std::align_val_t al) {
-    if (void* p = counted_aligned_alloc(n, al)) return p;
-    throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept {
-    counted_free(p);
-}
-void operator delete[](void* p) noexcept {
-    counted_free(p);
-}
-void operator delete(void* p, std::size_t) noexcept {
-    counted_free(p);
-}
-void operator delete[](void* p, std::size_t) noexcept {
-    counted_free(p);
-}
-void operator delete(void* p, std::align_val_t) noexcept {
-    counted_free(p);
-}
-void operator delete[](void* p, std::align_val_t) noexcept {
-    counted_free(p);
-}
-void operator delete(void* p, std::size_t, std::align_val_t) noexcept {
-    counted_free(p);
-}
-void operator delete[](void* p, std::size_t, std::align_val_t) noexcept {
-    counted_free(p);
-}
 
 namespace {
 
@@ -234,14 +160,16 @@ void report_allocations(benchmark::State& state, std::size_t allocs, std::size_t
 
 void BM_scan(benchmark::State& state, Case c) {
     const std::string& bytes = response(c);
-    const std::size_t allocs0 = g_allocs.load(), bytes0 = g_alloc_bytes.load();
+    const std::size_t allocs0 = folsom::bench::allocations(),
+                      bytes0 = folsom::bench::allocated_bytes();
     for (auto _ : state) {
         const char* data = bytes.data();
         benchmark::DoNotOptimize(data);  // opaque each time: the scan cannot be hoisted
         std::size_t lines = scan_once(data, bytes.size());
         benchmark::DoNotOptimize(lines);
     }
-    report_allocations(state, g_allocs.load() - allocs0, g_alloc_bytes.load() - bytes0);
+    report_allocations(state, folsom::bench::allocations() - allocs0,
+                       folsom::bench::allocated_bytes() - bytes0);
     state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * bytes.size()));
 }
 
@@ -254,7 +182,8 @@ void BM_decode(benchmark::State& state, Case c) {
         state.SkipWithError("the response did not decode as expected");
         return;
     }
-    const std::size_t allocs0 = g_allocs.load(), bytes0 = g_alloc_bytes.load();
+    const std::size_t allocs0 = folsom::bench::allocations(),
+                      bytes0 = folsom::bench::allocated_bytes();
     const auto t0 = Clock::now();
     for (auto _ : state) {
         const char* data = bytes.data();
@@ -264,7 +193,8 @@ void BM_decode(benchmark::State& state, Case c) {
     }
     const double ns = std::chrono::duration<double, std::nano>(Clock::now() - t0).count() /
                       static_cast<double>(std::max<std::int64_t>(state.iterations(), 1));
-    report_allocations(state, g_allocs.load() - allocs0, g_alloc_bytes.load() - bytes0);
+    report_allocations(state, folsom::bench::allocations() - allocs0,
+                       folsom::bench::allocated_bytes() - bytes0);
     state.counters["x_scan"] = ns / scan_ns;  // decode time as a multiple of the bare scan
     state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * bytes.size()));
 }

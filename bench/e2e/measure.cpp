@@ -16,7 +16,7 @@
     } while (0)
 #endif
 
-#include "e2e/alloc_counter.hpp"
+#include "alloc_counter.hpp"
 
 namespace folsom::bench {
 namespace {

@@ -9,6 +9,9 @@
 namespace folsom::bench {
 
 /// Allocations made through operator new (any thread) since the program started.
+/// Calls of the global operator new (any form) since the program started.
 std::uint64_t allocations() noexcept;
+/// Bytes those calls asked for.
+std::uint64_t allocated_bytes() noexcept;
 
 }  // namespace folsom::bench

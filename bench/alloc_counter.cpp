@@ -1,4 +1,5 @@
-#include "e2e/alloc_counter.hpp"
+// Counting replacements of the global operator new/delete, shared by the benchmarks.
+#include "alloc_counter.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -8,14 +9,17 @@
 namespace {
 
 std::atomic<std::uint64_t> g_allocs{0};
+std::atomic<std::uint64_t> g_bytes{0};
 
 void* counted_alloc(std::size_t n) {
     g_allocs.fetch_add(1, std::memory_order_relaxed);
+    g_bytes.fetch_add(n, std::memory_order_relaxed);
     return std::malloc(n == 0 ? 1 : n);
 }
 
 void* counted_aligned_alloc(std::size_t n, std::align_val_t al) {
     g_allocs.fetch_add(1, std::memory_order_relaxed);
+    g_bytes.fetch_add(n, std::memory_order_relaxed);
     const auto a = static_cast<std::size_t>(al);
     const std::size_t rounded = (std::max<std::size_t>(n, 1) + a - 1) / a * a;
     return std::aligned_alloc(a, rounded);
@@ -32,6 +36,9 @@ void* counted_aligned_alloc(std::size_t n, std::align_val_t al) {
 namespace folsom::bench {
 std::uint64_t allocations() noexcept {
     return g_allocs.load(std::memory_order_relaxed);
+}
+std::uint64_t allocated_bytes() noexcept {
+    return g_bytes.load(std::memory_order_relaxed);
 }
 }  // namespace folsom::bench
 
