@@ -447,7 +447,7 @@ TEST_P(FakeVsReal, StatsCountersVersion) {
     EXPECT_FALSE(c().get("gone"));
     const auto after = counters();
     const std::map<std::string, long long> expected = {
-        {"cmd_get", 7},       {"get_hits", 4},    {"get_misses", 3}, {"get_expired", 1},
+        {"cmd_get", 7},       {"get_hits", 4},    {"get_misses", 3},
         {"cmd_set", 8},       {"cmd_touch", 4},   {"touch_hits", 2}, {"touch_misses", 2},
         {"incr_hits", 1},     {"incr_misses", 1}, {"decr_hits", 1},  {"decr_misses", 1},
         {"cas_hits", 1},      {"cas_misses", 1},  {"cas_badval", 1}, {"delete_hits", 1},
@@ -457,6 +457,12 @@ TEST_P(FakeVsReal, StatsCountersVersion) {
         ASSERT_TRUE(before.count(name) && after.count(name)) << name;
         EXPECT_EQ(after.at(name) - before.at(name), delta) << name;
     }
+    // The already-expired "gone" is a miss either way, but memcached counts it
+    // as get_expired only if its LRU crawler has not reclaimed the item first,
+    // a race a slow (sanitized) build loses now and then.
+    ASSERT_TRUE(before.count("get_expired") && after.count("get_expired"));
+    const auto expired = after.at("get_expired") - before.at("get_expired");
+    EXPECT_TRUE(expired == 0 || expired == 1) << expired;
 
     auto settings = c().stats("settings");
     ASSERT_EQ(settings.size(), 1u);
