@@ -102,6 +102,8 @@ AsciiDriver::AsciiDriver(const Options& options)
 std::error_code AsciiDriver::encode(const Request& r, protocol::OutputBuffer& out,
                                     net::Command& cmd) {
     cmd.key_count = static_cast<std::uint32_t>(r.keys.size());
+    // Single-key gets are answered by key (see decode), so that later ones can join them.
+    cmd.keep_key = joinable(r.code) && r.keys.size() == 1;
     switch (r.code) {
         case OpCode::get:
         case OpCode::gets:
@@ -142,6 +144,83 @@ std::error_code AsciiDriver::encode(const Request& r, protocol::OutputBuffer& ou
     return errc::unsupported;
 }
 
+bool AsciiDriver::join(const Request& r, protocol::OutputBuffer& out, const net::Command& last,
+                       net::Command& cmd) {
+    // Only a single-key get after a single-key get (gets after gets): the reply of
+    // "get a b" is the replies of "get a" and "get b" less their ENDs, so every caller still
+    // gets exactly its own answer, while memcached answers the batch in one write instead of
+    // one write per get (which is what made pipelined single gets slow).
+    if (!joinable(r.code) || r.code != last.code || !last.keep_key || r.keys.size() != 1 ||
+        last.joined + 1 >= max_joined_keys)
+        return false;
+    if (ascii::encode_retrieve_more(out, r.keys[0])) return false;  // encode() reports it
+    cmd.key_count = 1;
+    cmd.keep_key = true;
+    cmd.joined = static_cast<std::uint16_t>(last.joined + 1);
+    return true;
+}
+
+namespace {
+
+/// Completes and pops the commands at the front that joined the wire command just answered.
+void complete_joined(net::CommandQueue& inflight, const Completion& done) {
+    while (!inflight.empty() && inflight.front().joined != 0) {
+        net::Command c = inflight.pop_front();
+        c.op->on_complete(c.part, done);
+    }
+}
+
+Completion refusal(ascii::ReplyKind k, std::string_view text) {
+    using K = ascii::ReplyKind;
+    Completion done;
+    done.ec = k == K::client_error   ? errc::client_error
+              : k == K::server_error ? errc::server_error
+                                     : errc::unsupported;
+    done.text = text;
+    return done;
+}
+
+bool is_refusal(ascii::ReplyKind k) {
+    using K = ascii::ReplyKind;
+    return k == K::error || k == K::client_error || k == K::server_error;
+}
+
+}  // namespace
+
+bool AsciiDriver::decode_keyed(const ascii::Reply& reply, net::CommandQueue& inflight) {
+    using K = ascii::ReplyKind;
+    if (reply.kind == K::value) {
+        // Find the key among the wire command's unanswered keys before completing anything:
+        // a key it never asked for means the stream is out of step, and then every command
+        // must fail, not turn into misses.
+        if (inflight.empty() || (inflight.front().joined == 0) == group_open_) return false;
+        std::size_t skipped = 0;
+        while (inflight.key(inflight.at(skipped)) != reply.key) {
+            if (++skipped == inflight.size() || inflight.at(skipped).joined == 0) return false;
+        }
+        // The keys before it were misses (memcached answers only hits).
+        for (; skipped > 0; --skipped) {
+            net::Command c = inflight.pop_front();
+            c.op->on_complete(c.part, Completion{});
+        }
+        net::Command c = inflight.pop_front();
+        c.op->on_value(c.part, Operation::unknown_position,
+                       ValueView{reply.key, reply.data, reply.flags, reply.cas});
+        c.op->on_complete(c.part, Completion{});
+        group_open_ = true;
+        return true;
+    }
+    // END (or a refusal) closes the wire command: its remaining keys missed (or failed).
+    const Completion done = reply.kind == K::end ? Completion{} : refusal(reply.kind, reply.data);
+    if (!group_open_) {
+        net::Command c = inflight.pop_front();
+        c.op->on_complete(c.part, done);
+    }
+    complete_joined(inflight, done);
+    group_open_ = false;
+    return true;
+}
+
 DecodeStep AsciiDriver::decode(std::string_view input, net::CommandQueue& inflight) {
     using K = ascii::ReplyKind;
     DecodeStep step;
@@ -156,6 +235,17 @@ DecodeStep AsciiDriver::decode(std::string_view input, net::CommandQueue& inflig
             step.ec = errc::protocol_error;
             step.message = decoder_.error().message();
             return step;
+        }
+        const bool keyed_reply =
+            reply.kind == K::value || reply.kind == K::end || is_refusal(reply.kind);
+        if (group_open_ || (keyed_reply && !inflight.empty() && inflight.front().keep_key)) {
+            if (!keyed_reply || !decode_keyed(reply, inflight)) {
+                step.ec = errc::protocol_error;
+                step.message = "reply does not answer the get at the head of the pipeline";
+                return step;
+            }
+            step.consumed += res.consumed;
+            continue;
         }
         if (inflight.empty()) {
             step.ec = errc::protocol_error;
@@ -185,12 +275,7 @@ DecodeStep AsciiDriver::decode(std::string_view input, net::CommandQueue& inflig
             case K::server_error: {
                 // The server refused this command; the stream is still in step.
                 net::Command c = inflight.pop_front();
-                Completion done;
-                done.ec = reply.kind == K::client_error   ? errc::client_error
-                          : reply.kind == K::server_error ? errc::server_error
-                                                          : errc::unsupported;
-                done.text = reply.data;
-                c.op->on_complete(c.part, done);
+                c.op->on_complete(c.part, refusal(reply.kind, reply.data));
                 break;
             }
             default: {

@@ -13,13 +13,30 @@ class AsciiDriver final : public ProtocolDriver {
 
     std::error_code encode(const Request& r, protocol::OutputBuffer& out,
                            net::Command& cmd) override;
+    bool join(const Request& r, protocol::OutputBuffer& out, const net::Command& last,
+              net::Command& cmd) override;
     DecodeStep decode(std::string_view input, net::CommandQueue& inflight) override;
-    void reset() noexcept override { decoder_.reset(); }
+    void reset() noexcept override {
+        decoder_.reset();
+        group_open_ = false;
+    }
+
+    /// Most single-key gets folded into one wire command ("get k1 ... k100").
+    static constexpr std::uint16_t max_joined_keys = 100;
 
   private:
+    static constexpr bool joinable(OpCode c) noexcept {
+        return c == OpCode::get || c == OpCode::gets;
+    }
+    /// A VALUE, END or refusal for the kept-key commands at the front; false: out of step.
+    bool decode_keyed(const protocol::ascii::Reply& reply, net::CommandQueue& inflight);
+
     protocol::Limits limits_;
     std::size_t scatter_threshold_;
     protocol::ascii::Decoder decoder_;
+    /// Decoding a wire command whose END is still due, every command before the front of the
+    /// queue that shared it already completed (decoder side: strand only).
+    bool group_open_ = false;
 };
 
 }  // namespace folsom::detail

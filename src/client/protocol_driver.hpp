@@ -40,6 +40,15 @@ class ProtocolDriver {
     virtual std::error_code encode(const Request& r, protocol::OutputBuffer& out,
                                    net::Command& cmd) = 0;
 
+    /// Folds `r` into `last`, the most recent command not yet written, whose bytes end `out`,
+    /// when the protocol can carry and answer both as one wire command; then fills `cmd` (its
+    /// own Command, answered in order after `last`) and returns true. False: nothing changed,
+    /// encode() it. Called under the same lock as encode().
+    virtual bool join(const Request& /*r*/, protocol::OutputBuffer& /*out*/,
+                      const net::Command& /*last*/, net::Command& /*cmd*/) {
+        return false;
+    }
+
     /// Decodes complete replies from the front of `input` and delivers them to the commands at
     /// the front of `inflight`, popping each command before its on_complete call.
     virtual DecodeStep decode(std::string_view input, net::CommandQueue& inflight) = 0;

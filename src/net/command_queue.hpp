@@ -1,11 +1,18 @@
 // CommandQueue: the FIFO of commands sent (or about to be sent) on one connection, answered
 // in order. A ring buffer that only grows, so steady-state pipelining allocates nothing.
+//
+// It can also keep a copy of a command's key (Command::keep_key), for drivers that must match
+// a reply to its request by key: a text-protocol get of several keys is answered only with
+// the hits, each naming its key. Keys live in one arena that is trimmed from the front as
+// commands leave, so that too allocates nothing once it has grown to the pipeline's size.
 #pragma once
 
 #include "folsom/detail/operation.hpp"
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -19,8 +26,16 @@ struct Command {
     /// Stores: sent with a cas. The binary protocol answers "add on an existing key" and "cas
     /// mismatch" with the same status, so the driver must remember which question it asked.
     bool with_cas = false;
-    std::uint32_t opaque = 0;   ///< binary/meta: matches replies; ascii: unused
+    /// Set by the driver's encode/join: the queue keeps a copy of the request's key (key()).
+    bool keep_key = false;
+    std::uint8_t key_length = 0;  ///< of the kept key (keys are at most 250 bytes)
+    /// ASCII: how many commands before this one share its wire command (0: it starts one).
+    /// Adjacent single-key gets are sent as one "get k1 k2 ...": the first has joined == 0,
+    /// the others 1, 2, ... (see ProtocolDriver::join).
+    std::uint16_t joined = 0;
+    std::uint32_t opaque = 0;     ///< binary/meta: matches replies; ascii: unused
     std::uint32_t key_count = 0;  ///< retrievals: keys in this command
+    std::uint64_t key_at = 0;     ///< the kept key's position in the queue's key arena
 };
 
 class CommandQueue {
@@ -28,21 +43,53 @@ class CommandQueue {
     bool empty() const noexcept { return size_ == 0; }
     std::size_t size() const noexcept { return size_; }
     Command& front() noexcept { return slots_[head_]; }
-    void push_back(const Command& c) {
+    /// The i-th command from the front (i < size()).
+    Command& at(std::size_t i) noexcept { return slots_[(head_ + i) & (slots_.size() - 1)]; }
+    /// The last command (!empty()).
+    Command& back() noexcept { return at(size_ - 1); }
+
+    /// Appends `c`; when c.keep_key, a copy of `key` is kept for key(c).
+    void push_back(Command c, std::string_view key = {}) {
         if (size_ == slots_.size()) grow();
+        if (c.keep_key) {
+            c.key_at = keys_base_ + keys_.size();
+            c.key_length = static_cast<std::uint8_t>(key.size());
+            keys_.append(key);
+        }
         slots_[(head_ + size_) & (slots_.size() - 1)] = c;
         ++size_;
+    }
+    /// The kept key of a queued command (empty when it keeps none). Valid until the next
+    /// pop_front or push_back.
+    std::string_view key(const Command& c) const noexcept {
+        if (!c.keep_key) return {};
+        return {keys_.data() + (c.key_at - keys_base_), c.key_length};
     }
     Command pop_front() noexcept {
         Command c = slots_[head_];
         head_ = (head_ + 1) & (slots_.size() - 1);
         --size_;
+        if (size_ == 0) {
+            keys_base_ += keys_.size();
+            keys_.clear();  // keeps the capacity
+        } else if (c.keep_key) {
+            // Everything up to the end of this key is dead (FIFO); trim it once it is more
+            // than half the arena, so each byte is moved at most once on average.
+            const std::size_t dead = c.key_at + c.key_length - keys_base_;
+            if (dead > 4096 && dead * 2 > keys_.size()) {
+                keys_.erase(0, dead);
+                keys_base_ += dead;
+            }
+        }
         return c;
     }
     /// Moves every command of `other` to the back of this queue, leaving `other` empty.
     void splice_back(CommandQueue& other) {
-        while (!other.empty())
-            push_back(other.pop_front());
+        while (!other.empty()) {
+            const Command& c = other.front();
+            push_back(c, c.keep_key ? other.key(c) : std::string_view{});
+            other.pop_front();
+        }
     }
 
   private:
@@ -56,6 +103,8 @@ class CommandQueue {
     std::vector<Command> slots_;
     std::size_t head_ = 0;
     std::size_t size_ = 0;
+    std::string keys_;
+    std::uint64_t keys_base_ = 0;  // arena position of keys_[0]
 };
 
 }  // namespace folsom::net

@@ -117,13 +117,14 @@ void Connection::submit(detail::Operation& op, std::uint32_t part, const detail:
         } else {
             Command cmd{&op, part, request.code};
             const std::size_t refs_before = pending_out_.ref_count();
-            ec = driver_->encode(request, pending_out_, cmd);
+            if (pending_.empty() || !driver_->join(request, pending_out_, pending_.back(), cmd))
+                ec = driver_->encode(request, pending_out_, cmd);
             if (!ec) {
                 if (pending_out_.ref_count() != refs_before) {
                     op.pin();
                     pending_pins_.push_back(&op);
                 }
-                pending_.push_back(cmd);
+                pending_.push_back(cmd, request.keys.empty() ? request.key : request.keys[0]);
                 if (st == ConnectionState::connected && !flush_posted_) {
                     flush_posted_ = true;
                     // Submitted from a completion inside the read loop: the loop flushes
@@ -340,7 +341,7 @@ void Connection::on_read(std::uint64_t gen, const std::error_code& ec, std::size
     if (gen != generation_) return;
     if (ec) {
         fail(errc::connection_lost, ec == asio::error::eof ? "server closed the connection"
-                                                  : "read failed: " + ec.message());
+                                                           : "read failed: " + ec.message());
         return;
     }
     rbuf_.commit(n);

@@ -1,31 +1,41 @@
 #include "folsom/protocol/ascii_encoder.hpp"
 
-#include <cstring>
-
 #include "folsom/error.hpp"
 #include "folsom/protocol/key.hpp"
+
+#include <cstring>
 
 namespace folsom::protocol::ascii {
 namespace {
 
 constexpr std::string_view retrieve_word(RetrieveCommand c) {
     switch (c) {
-        case RetrieveCommand::get: return "get";
-        case RetrieveCommand::gets: return "gets";
-        case RetrieveCommand::gat: return "gat";
-        case RetrieveCommand::gats: return "gats";
+        case RetrieveCommand::get:
+            return "get";
+        case RetrieveCommand::gets:
+            return "gets";
+        case RetrieveCommand::gat:
+            return "gat";
+        case RetrieveCommand::gats:
+            return "gats";
     }
     return "get";
 }
 
 constexpr std::string_view store_word(StoreCommand c) {
     switch (c) {
-        case StoreCommand::set: return "set";
-        case StoreCommand::add: return "add";
-        case StoreCommand::replace: return "replace";
-        case StoreCommand::append: return "append";
-        case StoreCommand::prepend: return "prepend";
-        case StoreCommand::cas: return "cas";
+        case StoreCommand::set:
+            return "set";
+        case StoreCommand::add:
+            return "add";
+        case StoreCommand::replace:
+            return "replace";
+        case StoreCommand::append:
+            return "append";
+        case StoreCommand::prepend:
+            return "prepend";
+        case StoreCommand::cas:
+            return "cas";
     }
     return "set";
 }
@@ -68,6 +78,19 @@ std::error_code encode_retrieve(OutputBuffer& out, RetrieveCommand cmd,
         out.append(k);
     }
     out.append("\r\n");
+    return {};
+}
+
+std::error_code encode_retrieve_more(OutputBuffer& out, std::string_view key) {
+    if (auto ec = validate_key(key)) return ec;
+    // Replace the line's "\r\n" with " <key>\r\n".
+    out.truncate(out.arena_size() - 2, out.ref_count());
+    char tail[1 + max_key_length + 2];
+    tail[0] = ' ';
+    std::memcpy(tail + 1, key.data(), key.size());
+    tail[1 + key.size()] = '\r';
+    tail[2 + key.size()] = '\n';
+    out.append(std::string_view(tail, key.size() + 3));
     return {};
 }
 

@@ -12,7 +12,10 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <string>
+#include <string_view>
 #include <sys/resource.h>
+#include <vector>
 
 namespace {
 
@@ -40,6 +43,26 @@ std::error_code error_of(const std::function<void()>& f) {
     return {};
 }
 
+/// Waits (bounded) until the client has a connection again after the one it had failed; a
+/// fixed sleep is not enough on a loaded machine.
+void await_reconnect(folsom::BlockingClient& client) {
+    client.async().wait_connected(5s, asio::use_future).get();
+}
+
+/// The keys of a "get k1 k2 ...\r\n" line (pipelined gets travel as one such line).
+std::vector<std::string> keys_of(std::string_view line) {
+    std::vector<std::string> keys;
+    if (line.size() >= 2 && line.substr(line.size() - 2) == "\r\n") line.remove_suffix(2);
+    std::size_t at = line.find(' ');
+    while (at != std::string_view::npos) {
+        const std::size_t next = line.find(' ', at + 1);
+        keys.emplace_back(
+            line.substr(at + 1, next == std::string_view::npos ? next : next - at - 1));
+        at = next;
+    }
+    return keys;
+}
+
 /// Serves "get <key>" with `reply` from connection index 1 on, after `first` misbehaves on
 /// connection 0.
 FakeServer::Script first_then_good(std::function<void(FakeConnection&)> first) {
@@ -52,9 +75,12 @@ FakeServer::Script first_then_good(std::function<void(FakeConnection&)> first) {
         for (;;) {
             const std::string line = c.read_request();
             if (line.empty()) return;
-            if (line.rfind("get ", 0) == 0)
-                c.write("VALUE " + line.substr(4) + " 0 2\r\nok\r\nEND\r\n");
-            else
+            if (line.rfind("get ", 0) == 0) {
+                std::string reply;
+                for (const auto& key : keys_of(line))
+                    reply += "VALUE " + key + " 0 2\r\nok\r\n";
+                c.write(reply + "END\r\n");
+            } else
                 c.write("STORED\r\n");
         }
     };
@@ -111,7 +137,7 @@ TEST(ConnectionScripted, CloseMidValueFailsTheRequestAndReconnects) {
     }));
     folsom::BlockingClient client(options_for(server));
     EXPECT_EQ(error_of([&] { client.get("k"); }), errc::connection_lost);
-    std::this_thread::sleep_for(50ms);
+    await_reconnect(client);
     auto v = client.get("k");
     ASSERT_TRUE(v);
     EXPECT_EQ(v->data, "ok");
@@ -125,7 +151,7 @@ TEST(ConnectionScripted, GarbageIsAProtocolError) {
     }));
     folsom::BlockingClient client(options_for(server));
     EXPECT_EQ(error_of([&] { client.get("k"); }), errc::protocol_error);
-    std::this_thread::sleep_for(50ms);
+    await_reconnect(client);
     EXPECT_TRUE(client.get("k"));
 }
 
@@ -137,7 +163,7 @@ TEST(ConnectionScripted, WrongFramingIsAProtocolError) {
     }));
     folsom::BlockingClient client(options_for(server));
     EXPECT_EQ(error_of([&] { client.get("k"); }), errc::protocol_error);
-    std::this_thread::sleep_for(50ms);
+    await_reconnect(client);
     EXPECT_TRUE(client.get("k"));
 }
 
@@ -154,11 +180,13 @@ TEST(ConnectionScripted, AHugeValueHeaderIsRefusedWithoutAllocating) {
     folsom::BlockingClient client(options_for(server));
     const auto start = std::chrono::steady_clock::now();
     EXPECT_EQ(error_of([&] { client.get("k"); }), errc::protocol_error);
-    EXPECT_LT(std::chrono::steady_clock::now() - start, 400ms);  // not a timeout
+    // Refused at the header, not after waiting for the data or the 500 ms request timeout
+    // (the bound is loose: a loaded machine can stall the test this long by itself).
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 3s);
     rusage after{};
     ::getrusage(RUSAGE_SELF, &after);
     EXPECT_LT(after.ru_maxrss - before.ru_maxrss, 64 * 1024);  // KiB: far below 2 GiB
-    std::this_thread::sleep_for(50ms);
+    await_reconnect(client);
     EXPECT_TRUE(client.get("k"));
 }
 
@@ -201,8 +229,8 @@ TEST(ConnectionScripted, HalfAReplyThenSilenceTimesOut) {
     EXPECT_EQ(error_of([&] { client.get("k"); }), errc::timeout);
     const auto took = std::chrono::steady_clock::now() - start;
     EXPECT_GE(took, 200ms);
-    EXPECT_LT(took, 1s);
-    std::this_thread::sleep_for(50ms);
+    EXPECT_LT(took, 5s);  // the timeout, not a hang (loose: loaded machines stall)
+    await_reconnect(client);
     EXPECT_TRUE(client.get("k"));
 }
 
@@ -228,17 +256,32 @@ TEST(ConnectionScripted, AResetFailsInFlightRequestsAndReconnects) {
     }));
     folsom::BlockingClient client(options_for(server));
     EXPECT_EQ(error_of([&] { client.get("k"); }), errc::connection_lost);
-    std::this_thread::sleep_for(50ms);
+    await_reconnect(client);
     EXPECT_TRUE(client.get("k"));
     EXPECT_EQ(client.async().outstanding(), 0u);
 }
 
 TEST(ConnectionScripted, ManyInFlightRequestsAllFailOnceWhenTheStreamBreaks) {
     FakeServer server(first_then_good([](FakeConnection& c) {
-        // Answer two of many pipelined gets, then break the stream.
-        c.read_request();
-        c.read_request();
-        c.write("VALUE a 0 1\r\nx\r\nEND\r\nEND\r\nGARBAGE\r\n");
+        // Answer two of many pipelined gets, then break the stream. The 50 gets travel as
+        // one or more "get a a ..." lines (adjacent gets join): answer the first two keys,
+        // closing a line with END where it ends.
+        std::vector<std::size_t> keys_per_line;
+        for (std::size_t total = 0; total < 50;) {
+            const std::string line = c.read_line();
+            if (line.empty()) return;
+            keys_per_line.push_back(keys_of(line).size());
+            total += keys_per_line.back();
+        }
+        std::string reply;
+        int answered = 0;
+        for (const std::size_t n : keys_per_line) {
+            for (std::size_t k = 0; k < n && answered < 2; ++k, ++answered)
+                reply += "VALUE a 0 1\r\nx\r\n";
+            if (answered == 2) break;
+            reply += "END\r\n";
+        }
+        c.write(reply + "GARBAGE\r\n");
     }));
     folsom::BlockingClient client(options_for(server));
     std::vector<std::future<std::optional<folsom::Value>>> fs;
@@ -255,6 +298,116 @@ TEST(ConnectionScripted, ManyInFlightRequestsAllFailOnceWhenTheStreamBreaks) {
     }
     EXPECT_EQ(ok, 2);
     EXPECT_EQ(protocol, 48);
+    EXPECT_EQ(client.async().outstanding(), 0u);
+}
+
+// Adjacent single-key gets are sent as one "get k1 k2 ..." line, and memcached answers only
+// the hits. Every get still gets exactly its own answer: hits by key, skipped keys as misses,
+// duplicates in order. The server here answers whatever lines arrive, hitting keys that start
+// with 'h'.
+TEST(ConnectionScripted, JoinedGetsEachGetTheirOwnAnswer) {
+    std::atomic<int> lines{0}, keys{0};
+    FakeServer server([&](FakeConnection& c) {
+        for (;;) {
+            const std::string line = c.read_line();
+            if (line.empty()) return;
+            ++lines;
+            std::string reply;
+            for (const auto& key : keys_of(line)) {
+                ++keys;
+                if (key[0] == 'h')
+                    reply +=
+                        "VALUE " + key + " 7 " + std::to_string(key.size()) + "\r\n" + key + "\r\n";
+            }
+            c.write(reply + "END\r\n");
+        }
+    });
+    folsom::BlockingClient client(options_for(server));
+    const std::vector<std::string> names = {"h1", "m1", "h2", "h2", "m2", "m2", "h3", "m3"};
+    std::vector<std::future<std::optional<folsom::Value>>> fs;
+    for (int round = 0; round < 40; ++round)
+        for (const auto& k : names)
+            fs.push_back(client.async().get(k, asio::use_future));
+    std::size_t i = 0;
+    for (auto& f : fs) {
+        const std::string& k = names[i++ % names.size()];
+        auto v = f.get();
+        if (k[0] == 'h') {
+            ASSERT_TRUE(v) << k;
+            EXPECT_EQ(v->data, k);
+            EXPECT_EQ(v->flags, 7u);
+        } else {
+            EXPECT_FALSE(v) << k;
+        }
+    }
+    EXPECT_EQ(keys.load(), 320);
+    EXPECT_LT(lines.load(), 320) << "no get was joined to another";
+    EXPECT_EQ(client.async().outstanding(), 0u);
+}
+
+// A VALUE for a key the joined line did not ask for puts the stream out of step: every get on
+// it fails once with protocol_error (and the connection is replaced).
+TEST(ConnectionScripted, AJoinedGetAnsweredWithAForeignKeyIsAProtocolError) {
+    FakeServer server(first_then_good([](FakeConnection& c) {
+        std::size_t total = 0;
+        while (total < 10) {
+            const std::string line = c.read_line();
+            if (line.empty()) return;
+            total += keys_of(line).size();
+        }
+        c.write("VALUE stranger 0 1\r\nx\r\nEND\r\n");
+    }));
+    folsom::BlockingClient client(options_for(server));
+    std::vector<std::future<std::optional<folsom::Value>>> fs;
+    for (int i = 0; i < 10; ++i)
+        fs.push_back(client.async().get("k" + std::to_string(i), asio::use_future));
+    for (auto& f : fs)
+        EXPECT_EQ(error_of([&] { f.get(); }), errc::protocol_error);
+    await_reconnect(client);
+    EXPECT_EQ(client.get("k")->data, "ok");
+    EXPECT_EQ(client.async().outstanding(), 0u);
+}
+
+// A refusal ends the wire command: the gets it still owed fail with the server's error, the
+// ones answered before it keep their values, and the stream stays usable.
+TEST(ConnectionScripted, ARefusalInsideJoinedGetsFailsOnlyTheUnansweredOnes) {
+    std::atomic<int> refused_keys{-1};  // keys the refused line still owed
+    FakeServer server([&](FakeConnection& c) {
+        for (;;) {
+            const std::string line = c.read_line();
+            if (line.empty()) return;
+            const auto ks = keys_of(line);
+            if (refused_keys.load() < 0 && ks.size() >= 2) {
+                refused_keys = static_cast<int>(ks.size()) - 1;
+                c.write("VALUE " + ks[0] + " 0 1\r\nx\r\nSERVER_ERROR out of memory\r\n");
+            } else {
+                std::string reply;
+                for (const auto& k : ks)
+                    reply += "VALUE " + k + " 0 1\r\ny\r\n";
+                c.write(reply + "END\r\n");
+            }
+        }
+    });
+    folsom::BlockingClient client(options_for(server));
+    std::vector<std::future<std::optional<folsom::Value>>> fs;
+    for (int i = 0; i < 20; ++i)
+        fs.push_back(client.async().get("k" + std::to_string(i), asio::use_future));
+    int x = 0, y = 0, server_errors = 0;
+    for (auto& f : fs) {
+        try {
+            auto v = f.get();
+            ASSERT_TRUE(v);
+            (v->data == "x" ? x : y)++;
+        } catch (const std::system_error& e) {
+            EXPECT_EQ(e.code(), errc::server_error);
+            ++server_errors;
+        }
+    }
+    ASSERT_GE(refused_keys.load(), 1) << "twenty back-to-back gets never shared a line";
+    EXPECT_EQ(x, 1);
+    EXPECT_EQ(server_errors, refused_keys.load());
+    EXPECT_EQ(x + y + server_errors, 20);
+    EXPECT_EQ(client.get("z")->data, "y");  // same connection, still in step
     EXPECT_EQ(client.async().outstanding(), 0u);
 }
 

@@ -48,6 +48,22 @@ TEST(AsciiEncoder, RetrieveWithoutKeysIsRefused) {
     EXPECT_TRUE(out.empty());
 }
 
+TEST(AsciiEncoder, RetrieveMoreExtendsTheLastGetLine) {
+    OutputBuffer out;
+    out.append("set x 0 0 1\r\ny\r\n"sv);
+    const std::array<std::string_view, 1> first = {"a"};
+    ASSERT_FALSE(encode_retrieve(out, RetrieveCommand::gets, first, 0));
+    ASSERT_FALSE(encode_retrieve_more(out, "bb"));
+    ASSERT_FALSE(encode_retrieve_more(out, std::string(250, 'k')));
+    EXPECT_EQ(out.contiguous(), "set x 0 0 1\r\ny\r\ngets a bb " + std::string(250, 'k') + "\r\n");
+    // A bad key leaves the line as it was.
+    const std::string before = out.contiguous();
+    EXPECT_EQ(encode_retrieve_more(out, "two words"), errc::invalid_key);
+    EXPECT_EQ(encode_retrieve_more(out, "inject\r\nflush_all"), errc::invalid_key);
+    EXPECT_EQ(encode_retrieve_more(out, ""), errc::invalid_key);
+    EXPECT_EQ(out.contiguous(), before);
+}
+
 TEST(AsciiEncoder, StoreCommands) {
     struct Case {
         StoreCommand cmd;

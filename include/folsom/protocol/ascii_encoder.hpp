@@ -11,14 +11,14 @@
 // the caller reuses the buffer).
 #pragma once
 
+#include "folsom/protocol/limits.hpp"
+#include "folsom/protocol/output_buffer.hpp"
+
 #include <cstdint>
 #include <optional>
 #include <span>
 #include <string_view>
 #include <system_error>
-
-#include "folsom/protocol/limits.hpp"
-#include "folsom/protocol/output_buffer.hpp"
 
 namespace folsom::protocol::ascii {
 
@@ -32,6 +32,12 @@ inline constexpr std::size_t default_ref_threshold = 16 * 1024;
 /// "get|gets <key>*\r\n" or "gat|gats <exptime> <key>*\r\n". `exptime` is used by gat/gats only.
 std::error_code encode_retrieve(OutputBuffer& out, RetrieveCommand cmd,
                                 std::span<const std::string_view> keys, std::uint32_t exptime = 0);
+
+/// Appends one more key to the get/gets command that ends `out` ("get a\r\n" becomes
+/// "get a b\r\n"), so pipelined single-key gets travel, and are answered, as one multi-key
+/// command. The caller guarantees that `out` ends with a get or gets line it encoded; the key
+/// is validated first (errc::invalid_key: `out` unchanged).
+std::error_code encode_retrieve_more(OutputBuffer& out, std::string_view key);
 
 /// "<cmd> <key> <flags> <exptime> <bytes> [<cas>] [noreply]\r\n<data>\r\n".
 /// `cas` is written only for StoreCommand::cas.

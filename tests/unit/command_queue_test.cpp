@@ -1,0 +1,72 @@
+// The connection's FIFO of commands, and the copies of keys it keeps for drivers that match
+// replies by key.
+#include "net/command_queue.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <deque>
+#include <string>
+
+namespace {
+
+using folsom::net::Command;
+using folsom::net::CommandQueue;
+
+Command keyed(std::uint32_t part) {
+    Command c;
+    c.part = part;
+    c.keep_key = true;
+    return c;
+}
+
+std::string key_for(std::uint32_t i) {
+    return "key:" + std::to_string(i) + std::string(i % 200, 'x');
+}
+
+TEST(CommandQueue, KeepsKeysInOrderAcrossGrowthTrimmingAndSplicing) {
+    // A model FIFO beside the queue: pending commands are spliced into the in-flight queue in
+    // batches and popped one by one, long enough for the ring to grow and the key arena to be
+    // trimmed many times.
+    CommandQueue pending, inflight;
+    std::deque<std::uint32_t> model;
+    std::uint32_t next = 0;
+    for (int round = 0; round < 300; ++round) {
+        const int pushes = 1 + (round * 7) % 90;
+        for (int i = 0; i < pushes; ++i, ++next) {
+            Command c = next % 5 == 0 ? Command{} : keyed(next);  // some keep no key
+            c.part = next;
+            pending.push_back(c, key_for(next));
+            model.push_back(next);
+        }
+        EXPECT_EQ(pending.key(pending.back()).empty(), (next - 1) % 5 == 0);
+        inflight.splice_back(pending);
+        ASSERT_TRUE(pending.empty());
+        const int pops = (round * 13) % 100;
+        for (int i = 0; i < pops && !inflight.empty(); ++i) {
+            ASSERT_EQ(inflight.size(), model.size());
+            if (inflight.size() > 1) {
+                ASSERT_EQ(inflight.at(1).part, model[1]);
+            }
+            const Command& f = inflight.front();
+            ASSERT_EQ(f.part, model.front());
+            if (f.keep_key) {
+                ASSERT_EQ(inflight.key(f), key_for(f.part));
+            }
+            inflight.pop_front();
+            model.pop_front();
+        }
+    }
+    while (!inflight.empty()) {
+        const Command& f = inflight.front();
+        ASSERT_EQ(f.part, model.front());
+        if (f.keep_key) {
+            ASSERT_EQ(inflight.key(f), key_for(f.part));
+        }
+        inflight.pop_front();
+        model.pop_front();
+    }
+    EXPECT_TRUE(model.empty());
+}
+
+}  // namespace
