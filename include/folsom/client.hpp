@@ -89,7 +89,11 @@ class Client {
     /// Starts connecting to every server in `options` (in the background) and returns at once.
     /// Requests made while the first connect is in progress wait for it (bounded by
     /// connect_timeout); once a server is known down they fail fast with not_connected.
-    /// Throws std::system_error(errc::invalid_argument) for a malformed server list.
+    /// `ex` must lead to an asio::io_context: its executor (with any properties) or a strand
+    /// of it. The connections run on the io_context's concrete executor type, because behind
+    /// a type-erased executor every socket completion allocates (Asio's property queries).
+    /// Throws std::system_error(errc::invalid_argument) for a malformed server list or an
+    /// executor of another kind (e.g. an asio::thread_pool's).
     static Client connect(asio::any_io_executor ex, const Options& options);
     /// As connect(io.get_executor(), options).
     static Client connect(asio::io_context& io, const Options& options) {

@@ -9,7 +9,10 @@
 #include <asio/write.hpp>
 #include <openssl/ssl.h>
 
+#include <memory>
 #include <span>
+#include <typeinfo>
+#include <utility>
 
 namespace folsom::net {
 namespace {
@@ -67,9 +70,42 @@ void Connection::async_write_all(const Buffers& b, Handler&& h) {
         asio::async_write(socket_, b, std::forward<Handler>(h));
 }
 
+namespace {
+
+/// The io_context behind `ex`: connections run their sockets on its concrete executor type
+/// (see Connection::Strand). An any_io_executor names its target's exact type, and an
+/// io_context executor's type carries 3 property bits (blocking.never, continuation,
+/// outstanding work), so look for each of the 8, bare or inside a strand.
+template <unsigned... Bits>
+asio::io_context* io_context_behind(const asio::any_io_executor& ex,
+                                    std::integer_sequence<unsigned, Bits...>) {
+    asio::io_context* found = nullptr;
+    auto look = [&]<unsigned B>(std::integral_constant<unsigned, B>) {
+        using E = asio::io_context::basic_executor_type<std::allocator<void>, B>;
+        // (This Asio's target<T>() does not check the type itself.)
+        if (found) return;
+        if (ex.target_type() == typeid(E))
+            found = &ex.target<E>()->context();
+        else if (ex.target_type() == typeid(asio::strand<E>))
+            found = &ex.target<asio::strand<E>>()->get_inner_executor().context();
+    };
+    (look(std::integral_constant<unsigned, Bits>{}), ...);
+    return found;
+}
+
+asio::io_context::executor_type io_executor_of(const asio::any_io_executor& ex) {
+    if (auto* io = io_context_behind(ex, std::make_integer_sequence<unsigned, 8>{}))
+        return io->get_executor();
+    throw std::system_error(make_error_code(errc::invalid_argument),
+                            "folsom: the executor must be an asio::io_context's (or a strand of "
+                            "one)");
+}
+
+}  // namespace
+
 Connection::Connection(asio::any_io_executor ex, std::string host, std::uint16_t port,
                        const Options& options, std::unique_ptr<detail::ProtocolDriver> driver)
-    : strand_(asio::make_strand(ex)),
+    : strand_(asio::make_strand(io_executor_of(ex))),
       host_(std::move(host)),
       port_(port),
       name_(host_.find(':') != std::string::npos ? "[" + host_ + "]:" + std::to_string(port_)
