@@ -307,9 +307,11 @@ int main(int argc, char** argv) try {
     std::printf("# folsom-cpp end-to-end benchmark\n\n");
     std::printf(
         "memcached pid %d on 127.0.0.1:%u (-t 1), %zu keys, %zu-byte values; "
-        "CPU pin: %s; %d reps, median reported\n\n",
+        "CPUs allowed (client and server): %s%s; load average at start: %s; %d reps, median "
+        "reported\n\n",
         static_cast<int>(server.pid()), server.port(), key_count, value_size,
-        args.cpu >= 0 ? std::to_string(args.cpu).c_str() : "none (see taskset)", base.reps);
+        fb::cpu_affinity().c_str(), args.cpu >= 0 ? " (--cpu)" : "", fb::load_average().c_str(),
+        base.reps);
     std::fflush(stdout);
 
     std::map<std::string, fb::Measurement> results;
