@@ -722,6 +722,25 @@ TEST_F(CliTls, ClientCertificateOptionsAreUsed) {
     EXPECT_EQ(r.err_lines(), 1) << r.err;
 }
 
+TEST_F(CliTls, LoginOverTls) {
+    if (!folsom::test::SaslDatabase::available())
+        GTEST_SKIP() << "saslpasswd2 (Debian package sasl2-bin) is not installed";
+    folsom::test::SaslDatabase db(sasl_user, sasl_password);
+    auto args = files_->memcached_args();
+    args.insert(args.begin(), "-S");
+    MemcachedServer both(args);
+    const std::vector<std::string> env = {std::string("MEMCACHED_PASSWORD=") + sasl_password};
+    auto r = run({"--servers", both.address(), "--username", sasl_user, "--tls-ca",
+                  files_->p("ca.pem"), "set", "k", "both"},
+                 {}, nullptr, env);
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out, "STORED\n");
+    r = run({"--servers", both.address(), "--username", sasl_user, "--tls-ca", files_->p("ca.pem"),
+             "get", "k"},
+            {}, nullptr, {"MEMCACHED_PASSWORD=wrong"});
+    EXPECT_ONE_ERROR_LINE(r, "authentication failed");
+}
+
 TEST_F(CliTls, BadTlsOptionsAreOneLine) {
     EXPECT_ONE_ERROR_LINE(run(with({"--tls-ca", files_->p("missing.pem"), "get", "k"})),
                           "--tls-ca");
