@@ -4,22 +4,22 @@
 // CPU time (getrusage) is the client's.
 //
 //   build/bench/folsom_cluster_multiget_bench [iterations]
-#include "folsom/client.hpp"
-
-#include <asio/io_context.hpp>
-
-#include <chrono>
-#include <cstdio>
-#include <cstdlib>
 #include <netinet/in.h>
 #include <signal.h>
-#include <string>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
-#include <thread>
 #include <unistd.h>
+
+#include <asio/io_context.hpp>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
 #include <vector>
+
+#include "folsom/client.hpp"
 
 namespace {
 
@@ -42,8 +42,8 @@ struct Memcached {
         pid = ::fork();
         if (pid == 0) {
             const std::string p = std::to_string(port);
-            ::execlp("memcached", "memcached", "-l", "127.0.0.1", "-p", p.c_str(), "-U", "0", "-t",
-                     "1", "-u", "root", static_cast<char*>(nullptr));
+            ::execlp("memcached", "memcached", "-l", "127.0.0.1", "-p", p.c_str(), "-U", "0",
+                     "-t", "1", "-u", "root", static_cast<char*>(nullptr));
             ::_exit(127);
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(300));
@@ -70,15 +70,13 @@ double ns_per_key(const std::vector<std::string>& servers, int iterations) {
     o.retry_idempotent = std::getenv("NO_RETRY") == nullptr;
     auto client = folsom::Client::connect(io, o);
     std::vector<std::string> keys;
-    for (int i = 0; i < 100; ++i)
-        keys.push_back("bench:key:" + std::to_string(i));
+    for (int i = 0; i < 100; ++i) keys.push_back("bench:key:" + std::to_string(i));
     std::vector<std::string_view> views(keys.begin(), keys.end());
     for (const auto& k : keys) {
         bool done = false;
         client.set(k, std::string(64, 'v'), std::chrono::seconds(0),
                    [&](std::error_code, folsom::Status) { done = true; });
-        while (!done)
-            io.run_one();
+        while (!done) io.run_one();
     }
     auto run = [&](int n) {
         for (int i = 0; i < n; ++i) {
@@ -87,8 +85,7 @@ double ns_per_key(const std::vector<std::string>& servers, int iterations) {
                 if (ec || !r.complete()) std::fprintf(stderr, "multi-get failed\n");
                 done = true;
             });
-            while (!done)
-                io.run_one();
+            while (!done) io.run_one();
         }
     };
     run(iterations / 10);  // warm up
@@ -107,9 +104,8 @@ int main(int argc, char** argv) {
     Memcached a, b, c;
     const double one = ns_per_key({a.address()}, iterations);
     const double three = ns_per_key({a.address(), b.address(), c.address()}, iterations);
-    std::printf(
-        "100-key multi-get, client CPU per key: one server %.1f ns, three servers %.1f ns, "
-        "ratio %.2fx (target <= 1.5x)\n",
-        one, three, three / one);
+    std::printf("100-key multi-get, client CPU per key: one server %.1f ns, three servers %.1f ns, "
+                "ratio %.2fx (target <= 1.5x)\n",
+                one, three, three / one);
     return 0;
 }
