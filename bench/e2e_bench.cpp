@@ -1,6 +1,11 @@
 // End-to-end benchmark: folsom and libmemcached side by side against a real memcached on
 // loopback, in one run. Reports client CPU per operation (getrusage user+sys of this process,
-// divided by operations), throughput, and for folsom heap allocations per operation.
+// divided by operations), throughput, and for folsom heap allocations per operation. A second
+// table puts the protocols side by side for the main shapes: folsom over ascii, binary and
+// meta, libmemcached over ascii and binary (MEMCACHED_BEHAVIOR_BINARY_PROTOCOL).
+//
+// Every figure is the median of the repetitions. On a machine other work also loads, compare
+// the ratios (measured in the same run, moments apart) rather than the absolute times.
 //
 //   build/bench/folsom_e2e_bench [--quick] [--cpu N] [--reps N] [--seconds S] [--ops N]
 //                                [--case SUBSTRING]
@@ -129,6 +134,73 @@ std::string fmt(const char* f, double v) {
     return buf;
 }
 
+/// The protocol table: for each shape, folsom over ascii, binary and meta and libmemcached
+/// over ascii and binary, with each one's CPU as a ratio of folsom ascii's and of libmemcached
+/// ascii's (the same run, so the ratios hold even when the machine is loaded).
+void print_protocol_table(const std::map<std::string, fb::Measurement>& results) {
+    struct Shape {
+        const char* label;
+        const char* prefix;  // variant ids: <prefix>.<client>[.<protocol>]
+        const char*
+            libmemcached_suffix;  // libmemcached's ascii variant: <prefix>.libmemcached<suffix>
+        double divide;            // per-key rows: keys per operation
+    };
+    const Shape shapes[] = {
+        {"sequential get", "get.seq", "", 1},
+        {"pipelined get, 1000 in flight (libmemcached: mget 1000 + fetch)", "get.pipe", "", 1},
+        {"multi-get 100 keys, per key", "mget100", "", 100},
+        {"sequential set", "set.seq", "", 1},
+        {"pipelined set, 1000 in flight (libmemcached: BUFFER_REQUESTS)", "set.pipe", "_buffered",
+         1},
+    };
+    struct Client {
+        const char* name;
+        const char* protocol;
+    };
+    const Client clients[] = {{"folsom", "ascii"},
+                              {"folsom", "binary"},
+                              {"folsom", "meta"},
+                              {"libmemcached", "ascii"},
+                              {"libmemcached", "binary"}};
+    auto id_of = [](const Shape& s, const Client& c) {
+        std::string id = std::string(s.prefix) + "." + c.name;
+        if (std::string(c.protocol) == "ascii")
+            return std::string(c.name) == "libmemcached" ? id + s.libmemcached_suffix : id;
+        return id + "." + c.protocol;
+    };
+    auto find = [&](const std::string& id) -> const fb::Measurement* {
+        auto it = results.find(id);
+        return it == results.end() ? nullptr : &it->second;
+    };
+
+    std::printf(
+        "\nBy protocol (median of the repetitions; ratios are of client CPU per operation "
+        "within this run):\n\n");
+    std::printf(
+        "| case | client | protocol | CPU µs/op | kops/s | allocs/op | CPU ÷ folsom ascii | "
+        "CPU ÷ libmemcached ascii |\n");
+    std::printf("|---|---|---|---:|---:|---:|---:|---:|\n");
+    for (const auto& s : shapes) {
+        const fb::Measurement* folsom_ascii = find(id_of(s, clients[0]));
+        const fb::Measurement* lm_ascii = find(id_of(s, clients[3]));
+        bool first = true;
+        for (const auto& c : clients) {
+            const fb::Measurement* m = find(id_of(s, c));
+            if (!m) continue;
+            const double kops_div = s.divide == 1 ? 1e3 : 1e3 / s.divide;
+            const bool counted = std::string(c.name) == "folsom";
+            std::printf(
+                "| %s | %s | %s | %.3f | %.1f | %s | %s | %s |\n", first ? s.label : "", c.name,
+                c.protocol, m->cpu_us_per_op / s.divide, m->ops_per_s / kops_div,
+                counted ? fmt("%.2f", m->allocs_per_op / s.divide).c_str() : "n/a",
+                folsom_ascii ? fmt("%.2f", m->cpu_us_per_op / folsom_ascii->cpu_us_per_op).c_str()
+                             : "–",
+                lm_ascii ? fmt("%.2f", m->cpu_us_per_op / lm_ascii->cpu_us_per_op).c_str() : "–");
+            first = false;
+        }
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) try {
@@ -148,6 +220,10 @@ int main(int argc, char** argv) try {
     lm->set(keys.size());  // preload every key
     auto fo = std::make_unique<fb::FolsomCases>(server.port(), keys);
     auto raw = std::make_unique<fb::RawSocketGet>(server.port(), keys);
+    // The other protocols, for the protocol table.
+    auto lm_bin = std::make_unique<fb::LibmemcachedCases>(server.port(), keys, true);
+    auto fo_bin = std::make_unique<fb::FolsomCases>(server.port(), keys, folsom::Protocol::binary);
+    auto fo_meta = std::make_unique<fb::FolsomCases>(server.port(), keys, folsom::Protocol::meta);
 
     auto batches = [](std::uint64_t ops, std::size_t per) { return (ops + per - 1) / per; };
     std::vector<Variant> variants = {
@@ -191,13 +267,51 @@ int main(int argc, char** argv) try {
         {"set.pipe.libmemcached_noreply", "as above + NOREPLY", 20000,
          [&](std::uint64_t n) { return lm->set_buffered(n, window, true); }},
     };
+    // The protocol table's shapes over the other protocols (ids: <shape>.<client>.<protocol>).
+    for (auto& [proto, f] : {std::pair{"binary", fo_bin.get()}, std::pair{"meta", fo_meta.get()}}) {
+        fb::FolsomCases* c = f;
+        const std::string p = proto;
+        variants.push_back({"get.seq.folsom." + p, "folsom get over " + p + ", sequential", 2000,
+                            [c](std::uint64_t n) { return c->get(n, 1); }});
+        variants.push_back({"get.pipe.folsom." + p, "folsom get over " + p + ", 1000 in flight",
+                            20000, [c](std::uint64_t n) { return c->get(n, window); }});
+        variants.push_back({"mget100.folsom." + p, "folsom get_multi over " + p + ", 100 keys", 500,
+                            [c](std::uint64_t n) { return c->get_multi(n, 100); }});
+        variants.push_back({"set.seq.folsom." + p, "folsom set over " + p + ", sequential", 2000,
+                            [c](std::uint64_t n) { return c->set(n, 1); }});
+        variants.push_back({"set.pipe.folsom." + p, "folsom set over " + p + ", 1000 in flight",
+                            20000, [c](std::uint64_t n) { return c->set(n, window); }});
+    }
+    {
+        fb::LibmemcachedCases* c = lm_bin.get();
+        variants.push_back({"get.seq.libmemcached.binary",
+                            "libmemcached memcached_get loop, binary", 2000,
+                            [c](std::uint64_t n) { return c->get(n); }});
+        variants.push_back({"get.pipe.libmemcached.binary",
+                            "libmemcached mget 1000 keys + fetch_result, binary", 20000,
+                            [c, batches](std::uint64_t n) {
+                                return c->mget(batches(n, window), window, false) * window;
+                            }});
+        variants.push_back({"mget100.libmemcached.binary",
+                            "libmemcached mget 100 + fetch_result, binary", 500,
+                            [c](std::uint64_t n) { return c->mget(n, 100, false); }});
+        variants.push_back({"set.seq.libmemcached.binary",
+                            "libmemcached memcached_set loop, binary", 2000,
+                            [c](std::uint64_t n) { return c->set(n); }});
+        variants.push_back({"set.pipe.libmemcached.binary",
+                            "libmemcached set, NO_BLOCK + BUFFER_REQUESTS, get per 1000, binary",
+                            20000,
+                            [c](std::uint64_t n) { return c->set_buffered(n, window, false); }});
+    }
 
     std::printf("# folsom-cpp end-to-end benchmark\n\n");
     std::printf(
         "memcached pid %d on 127.0.0.1:%u (-t 1), %zu keys, %zu-byte values; "
-        "CPU pin: %s; %d reps, median reported\n\n",
+        "CPUs allowed (client and server): %s%s; load average at start: %s; %d reps, median "
+        "reported\n\n",
         static_cast<int>(server.pid()), server.port(), key_count, value_size,
-        args.cpu >= 0 ? std::to_string(args.cpu).c_str() : "none (see taskset)", base.reps);
+        fb::cpu_affinity().c_str(), args.cpu >= 0 ? " (--cpu)" : "", fb::load_average().c_str(),
+        base.reps);
     std::fflush(stdout);
 
     std::map<std::string, fb::Measurement> results;
@@ -281,6 +395,8 @@ int main(int argc, char** argv) try {
             peer ? fmt("%.2f", ratio).c_str() : "–", r.target.c_str(), met.c_str());
     }
 
+    print_protocol_table(results);
+
     std::printf(
         "\nEvery variant (CPU and allocations per operation; a multi-get is one operation):\n\n");
     std::printf("| variant | what | CPU µs/op | kops/s | allocs/op | ops/rep |\n");
@@ -301,7 +417,10 @@ int main(int argc, char** argv) try {
 
     raw.reset();
     fo.reset();
+    fo_bin.reset();
+    fo_meta.reset();
     lm.reset();
+    lm_bin.reset();
     server.stop();
     return 0;
 } catch (const std::exception& e) {

@@ -52,9 +52,35 @@ std::string describe(std::error_code ec, const ErrorContext& ctx) {
             return at("the server rejected the request (CLIENT_ERROR)");
         case errc::closed:
             return at("connection closed");
+        case errc::auth_failed:
+            return at(
+                "authentication failed (the server refused the SASL login; check --username "
+                "and $MEMCACHED_PASSWORD)");
+        case errc::unsupported:
+            // The command line asks nothing protocol-specific of the server but the login.
+            if (ctx.sasl)
+                return at(
+                    "the server does not support SASL authentication (was it started with "
+                    "-S?)");
+            return at(ec.message());
+        case errc::tls_error:
+            // The library reports a refused certificate and any other handshake failure with
+            // the same code; the certificate is by far the common cause.
+            return at(
+                "TLS handshake failed: certificate verification failed or the server does not "
+                "speak TLS (check --tls-ca and --tls-server-name)");
         default:
             return at(ec.message());
     }
+}
+
+std::string describe_setup_failure(const std::system_error& e, std::string_view protocol_name) {
+    if (e.code() == errc::unsupported)
+        return fmt::format(
+            "--protocol {} is not supported by this build of the folsom library ({})",
+            protocol_name, e.what());
+    if (e.code() == errc::tls_error) return fmt::format("cannot set up TLS: {}", e.what());
+    return fmt::format("cannot create the client: {}", e.what());
 }
 
 }  // namespace folsom::cli

@@ -22,11 +22,17 @@ struct ErrorContext {
     std::size_t value_size = 0;
     std::size_t max_value_size = 0;
     int timeout_ms = 0;
+    bool sasl = false;  ///< connections log in (--username): errc::unsupported is the login's
 };
 
 /// One line (no trailing newline) saying what went wrong, naming the server where one is
 /// involved: "cannot connect to 127.0.0.1:11211", "invalid key \"a b\": ...".
 std::string describe(std::error_code ec, const ErrorContext& ctx);
+
+/// One line for a client that could not be created (the std::system_error its constructor
+/// threw): a protocol this build lacks, a TLS setup failure (unreadable CA, key that does not
+/// match the certificate), anything else.
+std::string describe_setup_failure(const std::system_error& e, std::string_view protocol_name);
 
 /// `text` made safe for a one-line message: control and non-ASCII bytes as \xNN, and cut to
 /// `max` bytes with "..." after.

@@ -52,12 +52,7 @@ class Session {
         try {
             client_ = std::make_unique<BlockingClient>(options_);
         } catch (const std::system_error& e) {
-            if (e.code() == errc::unsupported)
-                throw CliError(
-                    fmt::format("--protocol {} is not supported by this build of the "
-                                "folsom library ({})",
-                                g.protocol_name, e.what()));
-            throw CliError(fmt::format("cannot create the client: {}", e.what()));
+            throw CliError(describe_setup_failure(e, g.protocol_name));
         }
     }
 
@@ -110,6 +105,7 @@ class Session {
         c.server = server;
         c.max_value_size = options_.max_value_size;
         c.timeout_ms = g_.timeout_ms;
+        c.sasl = !g_.username.empty();
         return c;
     }
 

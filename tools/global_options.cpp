@@ -5,22 +5,82 @@
 #include "cli_error.hpp"
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
 
 namespace folsom::cli {
+namespace {
+
+/// Refuses a --tls-* file that cannot be opened, naming the option: clearer than OpenSSL's
+/// own message, which comes later and without the option's name.
+void check_readable(const char* option, const std::string& path) {
+    if (path.empty()) return;
+    std::ifstream f(path, std::ios::binary);
+    if (!f)
+        throw CliError(fmt::format("{} {}: cannot read the file: {}", option, printable(path, 200),
+                                   std::strerror(errno)));
+}
+
+}  // namespace
 
 void GlobalOptions::add_to(CLI::App& app) {
     app.add_option("--servers", servers,
                    "Comma-separated HOST:PORT list (default: $MEMCACHED_SERVERS, then "
                    "127.0.0.1:11211)")
         ->type_name("HOST:PORT[,...]");
-    app.add_option("--protocol", protocol_name, "Wire protocol: ascii, binary or meta")
-        ->check(CLI::IsMember({"ascii", "binary", "meta"}))
-        ->default_str("ascii");
+    protocol_option_ =
+        app.add_option("--protocol", protocol_name,
+                       "Wire protocol: ascii, binary or meta (default ascii; binary with "
+                       "--username)")
+            ->check(CLI::IsMember({"ascii", "binary", "meta"}))
+            ->default_str("ascii");
     app.add_option("--timeout-ms", timeout_ms,
                    "Connect and request timeout in milliseconds (default 3000)")
         ->check(CLI::Range(1, 3'600'000));
+    app.add_option("--username", username,
+                   "SASL PLAIN user (memcached -S); the password is read from "
+                   "$MEMCACHED_PASSWORD, never from the command line. Selects --protocol "
+                   "binary (SASL needs it); an explicit ascii or meta is refused")
+        ->type_name("USER");
+    app.add_flag("--tls", tls,
+                 "Connect with TLS (memcached -Z), verifying the server's "
+                 "certificate and name");
+    app.add_option("--tls-ca", tls_ca,
+                   "PEM CA certificates to verify the server with (default: the system's "
+                   "trust store); implies --tls")
+        ->type_name("FILE");
+    app.add_option("--tls-cert", tls_cert,
+                   "PEM client certificate, for servers that verify clients; implies --tls")
+        ->type_name("FILE");
+    app.add_option("--tls-key", tls_key,
+                   "PEM private key of --tls-cert (default: read from the --tls-cert file); "
+                   "implies --tls")
+        ->type_name("FILE");
+    app.add_option("--tls-server-name", tls_server_name,
+                   "Name sent as SNI and checked against the server's certificate (default: "
+                   "the host as written in --servers); implies --tls")
+        ->type_name("NAME");
+}
+
+void GlobalOptions::finish() {
+    if (!tls_ca.empty() || !tls_cert.empty() || !tls_key.empty() || !tls_server_name.empty())
+        tls = true;
+    if (!tls_key.empty() && tls_cert.empty())
+        throw CliError("--tls-key needs --tls-cert (the certificate the key belongs to)");
+    if (!username.empty()) {
+        const bool protocol_given = protocol_option_ != nullptr && protocol_option_->count() > 0;
+        if (!protocol_given)
+            protocol_name = "binary";
+        else if (protocol_name != "binary")
+            throw CliError(fmt::format(
+                "--username needs --protocol binary (memcached does SASL over the binary "
+                "protocol only), not --protocol {}",
+                protocol_name));
+    }
 }
 
 bool GlobalOptions::servers_named() const {
@@ -66,6 +126,26 @@ Options GlobalOptions::options(std::vector<std::string> server_list) const {
                                            : Protocol::ascii;
     o.connect_timeout = std::chrono::milliseconds(timeout_ms);
     o.request_timeout = std::chrono::milliseconds(timeout_ms);
+    if (!username.empty()) {
+        const char* password = std::getenv(password_variable);
+        if (password == nullptr || *password == '\0')
+            throw CliError(
+                fmt::format("--username {} needs the password in ${} (it is unset or "
+                            "empty; the password is never taken from the command line)",
+                            printable(username), password_variable));
+        o.sasl = SaslCredentials{username, password};
+    }
+    if (tls) {
+        check_readable("--tls-ca", tls_ca);
+        check_readable("--tls-cert", tls_cert);
+        check_readable("--tls-key", tls_key);
+        TlsOptions t;
+        t.ca_file = tls_ca;
+        t.cert_file = tls_cert;
+        t.key_file = tls_key;
+        t.server_name = tls_server_name;
+        o.tls = std::move(t);
+    }
     return o;
 }
 

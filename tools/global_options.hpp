@@ -1,5 +1,5 @@
 // GlobalOptions: what every `folsom` command shares — which servers, which protocol, how long
-// to wait — and how they become folsom::Options.
+// to wait, who to log in as, whether to use TLS — and how they become folsom::Options.
 #pragma once
 
 #include "folsom/options.hpp"
@@ -11,13 +11,30 @@
 
 namespace folsom::cli {
 
+/// The environment variable the SASL password is read from (never from the command line,
+/// where other users could read it in the process list).
+inline constexpr const char* password_variable = "MEMCACHED_PASSWORD";
+
 struct GlobalOptions {
     std::string servers;  ///< --servers as given (empty when not given)
     std::string protocol_name = "ascii";
     int timeout_ms = 3000;
 
-    /// Adds --servers, --protocol and --timeout-ms to `app`.
+    std::string username;  ///< --username: SASL PLAIN login (empty: none)
+
+    bool tls = false;             ///< --tls, or implied by any --tls-* option
+    std::string tls_ca;           ///< --tls-ca
+    std::string tls_cert;         ///< --tls-cert
+    std::string tls_key;          ///< --tls-key
+    std::string tls_server_name;  ///< --tls-server-name
+
+    /// Adds --servers, --protocol, --timeout-ms, --username and the --tls options to `app`.
     void add_to(CLI::App& app);
+
+    /// Settles what the options imply once they are parsed: --username selects the binary
+    /// protocol when --protocol was not given (and refuses an explicit ascii or meta), any
+    /// --tls-* turns on --tls. Throws CliError for a contradiction.
+    void finish();
 
     /// True when the user named the servers (--servers or $MEMCACHED_SERVERS).
     bool servers_named() const;
@@ -25,8 +42,16 @@ struct GlobalOptions {
     /// Throws CliError for a malformed list.
     std::vector<std::string> server_list() const;
 
-    /// folsom::Options for `servers`, with the protocol and both timeouts set.
+    /// True when connections log in (--username) or use TLS (--tls, --tls-*).
+    bool secured() const { return !username.empty() || tls; }
+
+    /// folsom::Options for `servers`, with the protocol, both timeouts, SASL and TLS set.
+    /// Throws CliError when --username has no password in $MEMCACHED_PASSWORD, conflicts with
+    /// an explicit --protocol, or a --tls-* file cannot be read.
     Options options(std::vector<std::string> server_list) const;
+
+  private:
+    const CLI::Option* protocol_option_ = nullptr;  // to tell "--protocol ascii" from the default
 };
 
 }  // namespace folsom::cli

@@ -1,7 +1,8 @@
 // folsom: a memcached command-line client and load generator, built on folsom-cpp.
 //
 //   folsom [--servers HOST:PORT[,...]] [--protocol ascii|binary|meta] [--timeout-ms N]
-//          COMMAND ...
+//          [--username USER] [--tls] [--tls-ca FILE] [--tls-cert FILE] [--tls-key FILE]
+//          [--tls-server-name NAME] COMMAND ...
 //
 // Exit status: 0 success (hit, stored, ...), 1 the expected "no" (miss, not stored, not
 // found, exists), 2 any error — with exactly one line on stderr saying what went wrong.
@@ -40,6 +41,8 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
     app.footer(
         "Exit status: 0 success, 1 miss / not stored / not found / exists, 2 error.\n"
+        "SASL: --username USER logs in with the password in $MEMCACHED_PASSWORD (never on the\n"
+        "command line) and selects --protocol binary; --protocol ascii or meta is refused.\n"
         "Run `folsom COMMAND --help` for a command's own options.");
 
     folsom::cli::GlobalOptions global;
@@ -52,6 +55,7 @@ int main(int argc, char** argv) {
 
     try {
         app.parse(argc, argv);
+        global.finish();
     } catch (const CLI::CallForHelp& e) {
         return app.exit(e);
     } catch (const CLI::CallForAllHelp& e) {

@@ -55,9 +55,10 @@ class Window {
     std::uint64_t failed_ = 0;
 };
 
-Options options_for(std::uint16_t port) {
+Options options_for(std::uint16_t port, Protocol protocol) {
     Options o;
     o.servers = {"127.0.0.1:" + std::to_string(port)};
+    o.protocol = protocol;
     // Room for the benchmark's window of 1000 plus get_view's slot, which is released only
     // after its callback (where the next request is issued) returns.
     o.max_outstanding_requests = 4096;
@@ -66,8 +67,8 @@ Options options_for(std::uint16_t port) {
 
 }  // namespace
 
-FolsomCases::FolsomCases(std::uint16_t port, const KeySet& keys)
-    : keys_(keys), client_(Client::connect(io_, options_for(port))) {
+FolsomCases::FolsomCases(std::uint16_t port, const KeySet& keys, Protocol protocol)
+    : keys_(keys), client_(Client::connect(io_, options_for(port, protocol))) {
     if (get(1, 1) != 1) throw std::runtime_error("folsom: first get failed");
 }
 

@@ -16,8 +16,8 @@ namespace folsom::bench {
 
 class FolsomCases {
   public:
-    /// Connects to 127.0.0.1:port (and waits until one get has succeeded).
-    FolsomCases(std::uint16_t port, const KeySet& keys);
+    /// Connects to 127.0.0.1:port over `protocol` (and waits until one get has succeeded).
+    FolsomCases(std::uint16_t port, const KeySet& keys, Protocol protocol = Protocol::ascii);
     ~FolsomCases();
     FolsomCases(const FolsomCases&) = delete;
     FolsomCases& operator=(const FolsomCases&) = delete;

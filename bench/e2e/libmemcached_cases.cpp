@@ -15,8 +15,9 @@ namespace {
 
 }  // namespace
 
-LibmemcachedCases::LibmemcachedCases(std::uint16_t port, const KeySet& keys)
+LibmemcachedCases::LibmemcachedCases(std::uint16_t port, const KeySet& keys, bool binary)
     : port_(port),
+      binary_(binary),
       keys_(keys),
       plain_(handle(false, false, false)),
       no_block_(handle(true, false, false)),
@@ -38,6 +39,7 @@ memcached_st* LibmemcachedCases::handle(bool no_block, bool buffered, bool norep
     memcached_st* mc = memcached_create(nullptr);
     if (mc == nullptr) throw std::runtime_error("libmemcached: memcached_create failed");
     memcached_behavior_set(mc, MEMCACHED_BEHAVIOR_TCP_NODELAY, 1);
+    if (binary_) memcached_behavior_set(mc, MEMCACHED_BEHAVIOR_BINARY_PROTOCOL, 1);
     if (no_block) memcached_behavior_set(mc, MEMCACHED_BEHAVIOR_NO_BLOCK, 1);
     if (buffered) memcached_behavior_set(mc, MEMCACHED_BEHAVIOR_BUFFER_REQUESTS, 1);
     if (noreply) memcached_behavior_set(mc, MEMCACHED_BEHAVIOR_NOREPLY, 1);

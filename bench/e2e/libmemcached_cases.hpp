@@ -1,5 +1,6 @@
-// The libmemcached side of the end-to-end benchmark (Debian's libmemcached 1.1.4, ASCII
-// protocol, TCP_NODELAY like folsom). Blocking calls on the calling thread.
+// The libmemcached side of the end-to-end benchmark (Debian's libmemcached 1.1.4, ASCII or
+// binary protocol — MEMCACHED_BEHAVIOR_BINARY_PROTOCOL —, TCP_NODELAY like folsom). Blocking
+// calls on the calling thread.
 //
 // Pipelined forms used, since libmemcached has no per-request asynchronous API:
 //   * gets: memcached_mget of a batch of keys (one "get k1 k2 ..." command), then
@@ -20,7 +21,8 @@ namespace folsom::bench {
 
 class LibmemcachedCases {
   public:
-    LibmemcachedCases(std::uint16_t port, const KeySet& keys);
+    /// Handles on 127.0.0.1:port, over the binary protocol when `binary`, else ASCII.
+    LibmemcachedCases(std::uint16_t port, const KeySet& keys, bool binary = false);
     ~LibmemcachedCases();
     LibmemcachedCases(const LibmemcachedCases&) = delete;
     LibmemcachedCases& operator=(const LibmemcachedCases&) = delete;
@@ -41,6 +43,7 @@ class LibmemcachedCases {
     memcached_st* handle(bool no_block, bool buffered, bool noreply);
 
     std::uint16_t port_;
+    bool binary_;
     const KeySet& keys_;
     memcached_st* plain_;
     memcached_st* no_block_;

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <netinet/in.h>
 #include <sched.h>
 #include <signal.h>
@@ -55,6 +56,30 @@ bool pin_to_cpu(int cpu) noexcept {
     CPU_ZERO(&set);
     CPU_SET(cpu, &set);
     return ::sched_setaffinity(0, sizeof set, &set) == 0;
+}
+
+std::string cpu_affinity() {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (::sched_getaffinity(0, sizeof set, &set) != 0) return "?";
+    std::string out;
+    for (int c = 0; c < CPU_SETSIZE; ++c) {
+        if (!CPU_ISSET(c, &set)) continue;
+        int last = c;
+        while (last + 1 < CPU_SETSIZE && CPU_ISSET(last + 1, &set))
+            ++last;
+        out += (out.empty() ? "" : ",") + std::to_string(c) +
+               (last > c ? "-" + std::to_string(last) : "");
+        c = last;
+    }
+    return out;
+}
+
+std::string load_average() {
+    std::ifstream f("/proc/loadavg");
+    std::string one, five, fifteen;
+    if (!(f >> one >> five >> fifteen)) return "?";
+    return one + " " + five + " " + fifteen;
 }
 
 MemcachedProcess::MemcachedProcess(int cpu, std::string binary) : binary_(std::move(binary)) {

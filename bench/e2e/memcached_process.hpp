@@ -34,5 +34,9 @@ class MemcachedProcess {
 
 /// Pins the calling process (every thread created afterwards too) to `cpu`. False on error.
 bool pin_to_cpu(int cpu) noexcept;
+/// The CPUs this process may run on, e.g. "0" under `taskset -c 0`, or "0-1".
+std::string cpu_affinity();
+/// The first three fields of /proc/loadavg ("?" when unreadable): how busy the machine was.
+std::string load_average();
 
 }  // namespace folsom::bench

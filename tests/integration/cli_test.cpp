@@ -1,7 +1,10 @@
 // The `folsom` program, run as a subprocess against real memcached processes: every command
 // and exit status, binary values through stdin, refused input (nothing sent), unreachable
-// servers, --help, and `bench` whose JSON counts match the server's own statistics.
+// servers, --help, `bench` whose JSON counts match the server's own statistics, and SASL
+// (memcached -S) and TLS (memcached -Z) logins from the command line.
 #include "support/memcached_server.hpp"
+#include "support/sasl_database.hpp"
+#include "support/tls_files.hpp"
 
 #include <gtest/gtest.h>
 
@@ -45,14 +48,18 @@ struct Run {
     }
 };
 
-/// Runs the folsom binary with `args`, feeding `input` on stdin. $MEMCACHED_SERVERS is removed
-/// from its environment unless `env_servers` is given. Killed after 20 s.
+/// Runs the folsom binary with `args`, feeding `input` on stdin. $MEMCACHED_SERVERS and
+/// $MEMCACHED_PASSWORD are removed from its environment; `env_servers` and `extra_env`
+/// ("NAME=value" entries) add them back. Killed after 20 s.
 Run run(const std::vector<std::string>& args, const std::string& input = {},
-        const std::string* env_servers = nullptr) {
+        const std::string* env_servers = nullptr, const std::vector<std::string>& extra_env = {}) {
     std::vector<std::string> env;
     for (char** e = environ; *e; ++e)
-        if (std::strncmp(*e, "MEMCACHED_SERVERS=", 18) != 0) env.emplace_back(*e);
+        if (std::strncmp(*e, "MEMCACHED_SERVERS=", 18) != 0 &&
+            std::strncmp(*e, "MEMCACHED_PASSWORD=", 19) != 0)
+            env.emplace_back(*e);
     if (env_servers) env.push_back("MEMCACHED_SERVERS=" + *env_servers);
+    env.insert(env.end(), extra_env.begin(), extra_env.end());
     std::vector<std::string> argv_s = {folsom_binary};
     argv_s.insert(argv_s.end(), args.begin(), args.end());
     std::vector<char*> argv, envp;
@@ -186,6 +193,9 @@ TEST(CliHelp, ProgramAndEveryCommandHaveHelp) {
         EXPECT_TRUE(r.err.empty()) << cmd;
     }
     EXPECT_NE(run({"bench", "--help"}).out.find("--depth"), std::string::npos);
+    for (const char* flag : {"--username", "$MEMCACHED_PASSWORD", "--tls", "--tls-ca", "--tls-cert",
+                             "--tls-key", "--tls-server-name"})
+        EXPECT_NE(top.out.find(flag), std::string::npos) << flag;
 }
 
 TEST(CliHelp, BadArgumentsAreOneLineAndExit2) {
@@ -532,6 +542,216 @@ TEST(CliBench, StartsAndStopsAPrivateServerByDefault) {
     EXPECT_EQ(json_number(json, "ops"), 2000);
     EXPECT_NE(json.find("\"embedded_server\": true"), std::string::npos);
     ::unlink(json_path.c_str());
+}
+
+// ---- SASL (memcached -S) ------------------------------------------------------------------
+
+constexpr const char* sasl_user = "folsom";
+constexpr const char* sasl_password = "s3cret pass";
+
+class CliSasl : public ::testing::Test {
+  protected:
+    static void SetUpTestSuite() {
+        if (!folsom::test::SaslDatabase::available()) return;
+        db_ = new folsom::test::SaslDatabase(sasl_user, sasl_password);
+        server_ = new MemcachedServer({"-S"});
+    }
+    static void TearDownTestSuite() {
+        delete server_;
+        server_ = nullptr;
+        delete db_;
+        db_ = nullptr;
+    }
+    void SetUp() override {
+        if (!server_) GTEST_SKIP() << "saslpasswd2 (Debian package sasl2-bin) is not installed";
+    }
+
+    /// `folsom --servers <the -S server> --username folsom ARGS`, with $MEMCACHED_PASSWORD
+    /// set to `password` (nullptr: left unset).
+    static ::Run login(std::vector<std::string> args, const char* password = sasl_password) {
+        args.insert(args.begin(), {"--servers", server_->address(), "--username", sasl_user});
+        std::vector<std::string> env;
+        if (password) env.push_back(std::string("MEMCACHED_PASSWORD=") + password);
+        return run(args, {}, nullptr, env);
+    }
+
+    static inline folsom::test::SaslDatabase* db_ = nullptr;
+    static inline MemcachedServer* server_ = nullptr;
+};
+
+TEST_F(CliSasl, TheRightPasswordFromTheEnvironmentWorks) {
+    auto r = login({"set", "k", "logged in"});
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out, "STORED\n");
+    r = login({"get", "k"});
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out, "logged in");
+    // --username alone selects binary; saying so explicitly is the same.
+    r = login({"--protocol", "binary", "get", "k"});
+    EXPECT_EQ(r.status, 0) << r.err;
+    // Without a login the server refuses (so the login above is what made it work).
+    r = run({"--servers", server_->address(), "--protocol", "binary", "get", "k"});
+    EXPECT_ONE_ERROR_LINE(r, "authentication failed");
+}
+
+TEST_F(CliSasl, AWrongPasswordIsOneAuthenticationLine) {
+    for (const std::vector<std::string>& cmd :
+         std::vector<std::vector<std::string>>{{"get", "k"}, {"set", "k", "v"}, {"version"}}) {
+        const auto r = login(cmd, "wrong");
+        EXPECT_ONE_ERROR_LINE(r, "authentication failed");
+        EXPECT_NE(r.err.find(server_->address()), std::string::npos) << r.err;
+        EXPECT_EQ(r.err.find("not connected"), std::string::npos) << r.err;
+        EXPECT_EQ(r.err.find("cannot connect"), std::string::npos) << r.err;
+    }
+}
+
+TEST_F(CliSasl, AMissingPasswordIsOneLine) {
+    for (const char* password : {static_cast<const char*>(nullptr), ""}) {
+        const auto r = login({"get", "k"}, password);
+        EXPECT_ONE_ERROR_LINE(r, "$MEMCACHED_PASSWORD");
+        EXPECT_TRUE(r.out.empty()) << r.out;
+    }
+    // There is no way to give the password on the command line.
+    EXPECT_ONE_ERROR_LINE(run({"--servers", server_->address(), "--username", sasl_user,
+                               "--password", sasl_password, "get", "k"}),
+                          "--password");
+}
+
+TEST_F(CliSasl, AServerWithoutSaslIsNamedAsSuch) {
+    MemcachedServer plain;  // no -S: the login is an unknown command
+    const auto r = run({"--servers", plain.address(), "--username", sasl_user, "get", "k"}, {},
+                       nullptr, {std::string("MEMCACHED_PASSWORD=") + sasl_password});
+    EXPECT_ONE_ERROR_LINE(r, "does not support SASL");
+}
+
+TEST_F(CliSasl, ATextProtocolIsRefused) {
+    for (const char* p : {"ascii", "meta"}) {
+        const auto r = login({"--protocol", p, "get", "k"});
+        EXPECT_ONE_ERROR_LINE(r, "--username needs --protocol binary");
+    }
+}
+
+TEST_F(CliSasl, BenchLogsInToo) {
+    const std::string json_path = temp_path("sasl_bench.json");
+    auto r = login({"bench", "--requests", "500", "--keys", "50", "--json", json_path});
+    ASSERT_EQ(r.status, 0) << r.err;
+    const std::string json = read_file(json_path);
+    EXPECT_EQ(json_number(json, "ops"), 500) << json;
+    EXPECT_EQ(json_number(json, "errors"), 0) << json;
+    EXPECT_NE(json.find("\"protocol\": \"binary\""), std::string::npos) << json;
+    ::unlink(json_path.c_str());
+    r = login({"bench", "--requests", "500"}, "wrong");
+    EXPECT_ONE_ERROR_LINE(r, "authentication failed");
+    // The private server bench would start has no SASL: refused, nothing started.
+    r = run({"--username", sasl_user, "bench", "--requests", "10"}, {}, nullptr,
+            {std::string("MEMCACHED_PASSWORD=") + sasl_password});
+    EXPECT_ONE_ERROR_LINE(r, "--servers");
+}
+
+// ---- TLS (memcached -Z) -------------------------------------------------------------------
+
+class CliTls : public ::testing::Test {
+  protected:
+    static void SetUpTestSuite() { files_ = new folsom::test::TlsFiles(); }
+    static void TearDownTestSuite() {
+        delete files_;
+        files_ = nullptr;
+    }
+    CliTls() : server(files_->memcached_args()) {}
+
+    std::vector<std::string> with(std::vector<std::string> args) const {
+        args.insert(args.begin(), {"--servers", server.address()});
+        return args;
+    }
+
+    static inline folsom::test::TlsFiles* files_ = nullptr;
+    MemcachedServer server;
+};
+
+TEST_F(CliTls, WithTheCaItWorks) {
+    auto r = run(with({"--tls-ca", files_->p("ca.pem"), "set", "k", "over tls"}));
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out, "STORED\n");
+    r = run(with({"--tls-ca", files_->p("ca.pem"), "--tls-server-name", "localhost", "get", "k"}));
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out, "over tls");
+    for (const char* p : {"binary", "meta"}) {
+        r = run(with({"--protocol", p, "--tls", "--tls-ca", files_->p("ca.pem"), "get", "k"}));
+        EXPECT_EQ(r.status, 0) << p << ": " << r.err;
+        EXPECT_EQ(r.out, "over tls") << p;
+    }
+    const std::string json_path = temp_path("tls_bench.json");
+    r = run(with({"--tls-ca", files_->p("ca.pem"), "bench", "--requests", "500", "--keys", "50",
+                  "--json", json_path}));
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(json_number(read_file(json_path), "ops"), 500);
+    ::unlink(json_path.c_str());
+}
+
+TEST_F(CliTls, AnUnverifiedServerIsOneVerificationLine) {
+    for (const std::vector<std::string>& tls : std::vector<std::vector<std::string>>{
+             {"--tls"},                             // the system's trust store
+             {"--tls-ca", files_->p("other.pem")},  // an unrelated CA
+             {"--tls-ca", files_->p("ca.pem"), "--tls-server-name", "not-the-server.example"}}) {
+        for (const std::vector<std::string>& cmd :
+             std::vector<std::vector<std::string>>{{"get", "k"}, {"version"}, {"bench"}}) {
+            std::vector<std::string> args = tls;
+            args.insert(args.end(), cmd.begin(), cmd.end());
+            const auto r = run(with(args));
+            EXPECT_ONE_ERROR_LINE(r, "certificate verification failed");
+            EXPECT_NE(r.err.find(server.address()), std::string::npos) << r.err;
+        }
+    }
+}
+
+TEST_F(CliTls, ClientCertificateOptionsAreUsed) {
+    MemcachedServer strict(files_->memcached_args(/*require_client_cert=*/true));
+    const std::vector<std::string> base = {"--servers", strict.address(), "--tls-ca",
+                                           files_->p("ca.pem")};
+    auto args = base;
+    args.insert(args.end(), {"--tls-cert", files_->p("client.pem"), "--tls-key",
+                             files_->p("client.key"), "set", "k", "mutual"});
+    auto r = run(args);
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out, "STORED\n");
+    // Without a client certificate the server ends the handshake: an error, on one line.
+    args = base;
+    args.insert(args.end(), {"get", "k"});
+    r = run(args);
+    EXPECT_EQ(r.status, 2) << r.out;
+    EXPECT_EQ(r.err_lines(), 1) << r.err;
+}
+
+TEST_F(CliTls, LoginOverTls) {
+    if (!folsom::test::SaslDatabase::available())
+        GTEST_SKIP() << "saslpasswd2 (Debian package sasl2-bin) is not installed";
+    folsom::test::SaslDatabase db(sasl_user, sasl_password);
+    auto args = files_->memcached_args();
+    args.insert(args.begin(), "-S");
+    MemcachedServer both(args);
+    const std::vector<std::string> env = {std::string("MEMCACHED_PASSWORD=") + sasl_password};
+    auto r = run({"--servers", both.address(), "--username", sasl_user, "--tls-ca",
+                  files_->p("ca.pem"), "set", "k", "both"},
+                 {}, nullptr, env);
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out, "STORED\n");
+    r = run({"--servers", both.address(), "--username", sasl_user, "--tls-ca", files_->p("ca.pem"),
+             "get", "k"},
+            {}, nullptr, {"MEMCACHED_PASSWORD=wrong"});
+    EXPECT_ONE_ERROR_LINE(r, "authentication failed");
+}
+
+TEST_F(CliTls, BadTlsOptionsAreOneLine) {
+    EXPECT_ONE_ERROR_LINE(run(with({"--tls-ca", files_->p("missing.pem"), "get", "k"})),
+                          "--tls-ca");
+    EXPECT_ONE_ERROR_LINE(run(with({"--tls-key", files_->p("client.key"), "get", "k"})),
+                          "--tls-key needs --tls-cert");
+    // A key that is not the certificate's: OpenSSL refuses it when the client is set up.
+    EXPECT_ONE_ERROR_LINE(
+        run(with({"--tls-ca", files_->p("ca.pem"), "--tls-cert", files_->p("client.pem"),
+                  "--tls-key", files_->p("other.key"), "get", "k"})),
+        "TLS");
+    EXPECT_ONE_ERROR_LINE(run({"--tls", "bench", "--requests", "10"}), "--servers");
 }
 
 }  // namespace

@@ -1,26 +1,19 @@
 // SASL PLAIN login over the binary protocol against a real `memcached -S`, with a user database
-// this test creates with Cyrus SASL's saslpasswd2 (Debian package sasl2-bin).
-//
-// memcached reads its SASL configuration from $SASL_CONF_PATH/memcached.conf; the variable is
-// set in this process before the server is forked, so the child inherits it.
+// made by tests/support/sasl_database (saslpasswd2, Debian package sasl2-bin).
 #include "folsom/blocking_client.hpp"
 #include "folsom/client.hpp"
 
 #include "support/memcached_server.hpp"
+#include "support/sasl_database.hpp"
 
 #include <asio/io_context.hpp>
 #include <asio/use_future.hpp>
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <memory>
-#include <stdlib.h>
 #include <string>
 #include <thread>
-#include <unistd.h>
 
 namespace {
 
@@ -34,29 +27,15 @@ constexpr const char* password = "s3cret pass";
 class Sasl : public ::testing::Test {
   protected:
     static void SetUpTestSuite() {
-        if (std::system("command -v saslpasswd2 >/dev/null 2>&1") != 0) return;
-        char tmpl[] = "/tmp/folsom-sasl-XXXXXX";
-        if (!::mkdtemp(tmpl)) return;
-        dir_ = new std::filesystem::path(tmpl);
-        const auto db = *dir_ / "sasldb";
-        // -p: the password comes on stdin; -a memcached: the application name memcached uses;
-        // -c: create the user.
-        const std::string cmd = std::string("printf '%s' '") + password +
-                                "' | saslpasswd2 -p -a memcached -c -f '" + db.string() + "' " +
-                                user;
-        if (std::system(cmd.c_str()) != 0) return;
-        std::ofstream(*dir_ / "memcached.conf")
-            << "mech_list: plain\nsasldb_path: " << db.string() << "\n";
-        ::setenv("SASL_CONF_PATH", dir_->c_str(), 1);
+        if (!folsom::test::SaslDatabase::available()) return;
+        db_ = new folsom::test::SaslDatabase(user, password);
         server_ = new folsom::test::MemcachedServer({"-S"});
     }
     static void TearDownTestSuite() {
         delete server_;
         server_ = nullptr;
-        ::unsetenv("SASL_CONF_PATH");
-        if (dir_) std::filesystem::remove_all(*dir_);
-        delete dir_;
-        dir_ = nullptr;
+        delete db_;
+        db_ = nullptr;
     }
     void SetUp() override {
         if (!server_) GTEST_SKIP() << "saslpasswd2 (Debian package sasl2-bin) is not installed";
@@ -79,7 +58,7 @@ class Sasl : public ::testing::Test {
         return -1;
     }
 
-    static inline std::filesystem::path* dir_ = nullptr;
+    static inline folsom::test::SaslDatabase* db_ = nullptr;
     static inline folsom::test::MemcachedServer* server_ = nullptr;
 };
 

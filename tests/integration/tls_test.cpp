@@ -1,49 +1,19 @@
-// TLS against a real memcached started with -Z and certificates this test makes with the
-// openssl command-line tool: verification on by default, SNI, a clear error when it fails.
+// TLS against a real memcached started with -Z and certificates made with the openssl
+// command-line tool (tests/support/tls_files): verification on by default, SNI, a clear error when
+// it fails.
 #include "folsom/blocking_client.hpp"
 
 #include "support/memcached_server.hpp"
+#include "support/tls_files.hpp"
 
 #include <gtest/gtest.h>
-
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
 
 namespace {
 
 using namespace std::chrono_literals;
 using folsom::errc;
-namespace fs = std::filesystem;
 
-void run(const std::string& cmd) {
-    ASSERT_EQ(std::system((cmd + " >/dev/null 2>&1").c_str()), 0) << cmd;
-}
-
-/// A CA, a server certificate for localhost/127.0.0.1 signed by it, and an unrelated CA.
-class TlsFiles {
-  public:
-    TlsFiles() {
-        char tmpl[] = "/tmp/folsom-tls-XXXXXX";
-        dir_ = ::mkdtemp(tmpl);
-        const std::string ec = " -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
-        run("openssl req -x509" + ec + " -keyout " + p("ca.key") + " -out " + p("ca.pem") +
-            " -days 2 -subj /CN=folsom-test-ca");
-        run("openssl req -x509" + ec + " -keyout " + p("other.key") + " -out " + p("other.pem") +
-            " -days 2 -subj /CN=someone-else");
-        run("openssl req" + ec + " -keyout " + p("server.key") + " -out " + p("server.csr") +
-            " -subj /CN=localhost");
-        std::ofstream(p("san.ext")) << "subjectAltName=DNS:localhost,IP:127.0.0.1\n";
-        run("openssl x509 -req -in " + p("server.csr") + " -CA " + p("ca.pem") + " -CAkey " +
-            p("ca.key") + " -CAcreateserial -out " + p("server.pem") + " -days 2 -extfile " +
-            p("san.ext"));
-    }
-    ~TlsFiles() { fs::remove_all(dir_); }
-    std::string p(const std::string& name) const { return (fs::path(dir_) / name).string(); }
-
-  private:
-    std::string dir_;
-};
+using folsom::test::TlsFiles;
 
 class Tls : public ::testing::Test {
   protected:
@@ -53,10 +23,7 @@ class Tls : public ::testing::Test {
         files_ = nullptr;
     }
 
-    Tls()
-        : server_({"-Z", "-o",
-                   "ssl_chain_cert=" + files_->p("server.pem") +
-                       ",ssl_key=" + files_->p("server.key")}) {}
+    Tls() : server_(files_->memcached_args()) {}
 
     folsom::Options options(folsom::TlsOptions tls) const {
         folsom::Options o;

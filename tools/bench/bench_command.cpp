@@ -133,6 +133,11 @@ int BenchCommand::run() {
     std::unique_ptr<EmbeddedMemcached> embedded;
     if (g_.servers_named()) {
         servers = g_.server_list();
+    } else if (g_.secured()) {
+        // The private server is a plain one: logging in to it or verifying it would fail.
+        throw CliError(
+            "--username and --tls need --servers (or $MEMCACHED_SERVERS): the memcached bench "
+            "starts by itself runs without SASL and TLS");
     } else {
         try {
             embedded = std::make_unique<EmbeddedMemcached>();
@@ -152,17 +157,14 @@ int BenchCommand::run() {
     try {
         runner = std::make_unique<Runner>(w_, g_.options(servers), g_interrupted);
     } catch (const std::system_error& e) {
-        if (e.code() == errc::unsupported)
-            throw CliError(fmt::format(
-                "--protocol {} is not supported by this build of the folsom library ({})",
-                g_.protocol_name, e.what()));
-        throw CliError(fmt::format("cannot create the client: {}", e.what()));
+        throw CliError(cli::describe_setup_failure(e, g_.protocol_name));
     }
     s.servers = runner->servers();
     if (auto failure = runner->check_servers(&s.server_versions)) {
         cli::ErrorContext ctx;
         ctx.server = failure->server;
         ctx.timeout_ms = g_.timeout_ms;
+        ctx.sasl = !g_.username.empty();
         throw CliError(cli::describe(failure->error, ctx));
     }
 
