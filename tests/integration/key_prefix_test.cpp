@@ -128,6 +128,28 @@ TEST_P(KeyPrefix, MultiGetResultsAreKeyedWithoutThePrefix) {
               GetParam() == folsom::Protocol::meta ? "=value 4" : "item:4=value 4");
 }
 
+TEST_P(KeyPrefix, LongPrefixesKeepMultiGetLinesWithinTheServersLimits) {
+    // memcached refuses text command lines over 2048 bytes other than get/gets: a gat of many
+    // keys must be cut into parts by the length of the keys as sent, prefix included.
+    const std::string prefix(200, 'p');
+    folsom::BlockingClient c(options(prefix));
+    std::vector<std::string> keys;
+    for (int i = 0; i < 400; ++i) {
+        keys.push_back("k" + std::to_string(i));
+        ASSERT_EQ(c.set(keys.back(), "v" + std::to_string(i)), Status::stored);
+    }
+    const std::vector<std::string_view> views(keys.begin(), keys.end());
+    for (bool touch : {false, true}) {
+        auto r = touch ? c.async().gat_multi(views, 100s, asio::use_future).get()
+                       : c.async().get_multi(views, asio::use_future).get();
+        ASSERT_TRUE(r.complete()) << (touch ? "gat: " : "get: ") << r.errors.front().message();
+        for (int i = 0; i < 400; ++i) {
+            ASSERT_TRUE(r.values[i]) << i;
+            EXPECT_EQ(r.values[i]->data, "v" + std::to_string(i));
+        }
+    }
+}
+
 TEST_P(KeyPrefix, ThePrefixCountsTowardTheKeyLimit) {
     folsom::BlockingClient c(options());  // "app:" is 4 bytes
     const std::string fits(246, 'k');     // 250 with the prefix
