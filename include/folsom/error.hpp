@@ -36,6 +36,9 @@ enum class errc {
     cancelled,          ///< the caller cancelled the request (its reply, if any, is discarded)
     connection_lost,    ///< the connection broke under the request (server closed it, I/O error);
                         ///< unlike `closed`, the client is alive and reconnects by itself
+    decode_failed,      ///< a stored value could not be turned back into the requested type:
+                        ///< corrupt compressed data, a decompressed size over the cap (a
+                        ///< decompression bomb), or a transcoder refusing the bytes or flags
 };
 
 /// The "folsom" error category.

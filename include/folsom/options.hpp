@@ -7,6 +7,9 @@
 /// std::system_error(errc::invalid_argument).
 #pragma once
 
+#include "folsom/cluster/continuum.hpp"
+#include "folsom/connection_state.hpp"
+
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -15,9 +18,6 @@
 #include <optional>
 #include <string>
 #include <vector>
-
-#include "folsom/cluster/continuum.hpp"
-#include "folsom/connection_state.hpp"
 
 namespace folsom {
 
@@ -94,6 +94,25 @@ struct Options {
 
     /// Disable Nagle's algorithm (small pipelined requests go out at once).
     bool tcp_nodelay = true;
+
+    // ---- key namespace ------------------------------------------------------------------
+
+    /// Prepended to the key of every operation before it is sent (libmemcached's
+    /// MEMCACHED_CALLBACK_PREFIX_KEY / namespace), so that several applications can share
+    /// servers without their keys colliding. The caller never sees it: keys given to and
+    /// returned by the client (multi-get results, ValueView::key) are without it. The prefix
+    /// counts toward the 250-byte key limit: a key that is too long once prefixed fails with
+    /// errc::invalid_key. It follows the key rules (no space or control character) and is at
+    /// most 249 bytes; otherwise Client::connect throws std::system_error(invalid_argument).
+    /// Empty (the default): keys are sent as given, and nothing is added to the request path.
+    std::string key_prefix{};
+
+    /// With key_prefix set: place keys on servers by the prefixed key (true, the default), or
+    /// by the key without the prefix (false: libmemcached's default, where
+    /// MEMCACHED_BEHAVIOR_HASH_WITH_PREFIX_KEY is off). Either way placement matches
+    /// libmemcached configured alike; use false to share a cache with a libmemcached client
+    /// that left that behaviour at its default.
+    bool hash_with_key_prefix = true;
 
     /// TLS on every connection when set. A failed handshake or certificate check fails the
     /// connect with errc::tls_error (and the connection retries with the usual backoff).

@@ -1,8 +1,10 @@
 // How the Options compose the core: a ServerCore talks to the servers; decorators add
-// discovery (which feeds it server sets) and retries (which wrap each idempotent request).
+// discovery (which feeds it server sets), the key prefix (only when one is configured) and
+// retries (which wrap each idempotent request, outermost, so that a retry is prefixed anew).
 #include "folsom/error.hpp"
 
 #include "client/discovering_core.hpp"
+#include "client/key_prefix_core.hpp"
 #include "client/server_core.hpp"
 #include "cluster/retrying_core.hpp"
 
@@ -11,6 +13,10 @@
 namespace folsom::detail {
 
 std::shared_ptr<ClientCore> make_client_core(asio::any_io_executor ex, const Options& options) {
+    if (auto ec = validate_key_prefix(options.key_prefix))
+        throw std::system_error(ec,
+                                "Options::key_prefix must be at most 249 bytes without "
+                                "spaces or control characters");
     std::vector<ServerAddress> servers;
     if (!options.discovery) {
         if (options.servers.empty()) throw std::system_error(errc::invalid_argument);
@@ -28,9 +34,14 @@ std::shared_ptr<ClientCore> make_client_core(asio::any_io_executor ex, const Opt
         d->start();
         core = std::move(d);
     }
+    if (!options.key_prefix.empty())
+        core = std::make_shared<KeyPrefixCore>(std::move(core), options.key_prefix,
+                                               options.hash_with_key_prefix,
+                                               options.max_outstanding_requests);
     if (options.retry_idempotent)
         core = std::make_shared<cluster::RetryingCore>(std::move(core),
                                                        options.max_outstanding_requests);
+    core->set_key_prefix_size(options.key_prefix.size());
     return core;
 }
 

@@ -19,7 +19,7 @@ MultiGetCollector::MultiGetCollector(std::span<const std::string_view> keys) {
 }
 
 std::uint32_t MultiGetCollector::plan(std::span<const std::uint32_t> server_of,
-                                      std::size_t max_part_bytes) {
+                                      std::size_t max_part_bytes, std::size_t key_overhead) {
     const auto n = static_cast<std::uint32_t>(keys_.size());
     // Counting sort of key indices by server keeps each server's keys in caller order.
     std::uint32_t servers = 0;
@@ -44,7 +44,7 @@ std::uint32_t MultiGetCollector::plan(std::span<const std::uint32_t> server_of,
     for (std::uint32_t s = 0; s < servers; ++s) {
         std::size_t bytes = 0;
         for (std::uint32_t j = start[s]; j < start[s + 1]; ++j) {
-            const std::size_t k = part_keys_[j].size() + 1;
+            const std::size_t k = part_keys_[j].size() + 1 + key_overhead;
             if (j == start[s] || bytes + k > max_part_bytes) {
                 part_begin_.push_back(j);
                 part_server_.push_back(s);

@@ -98,6 +98,18 @@ TEST_F(Examples, MultiGetAcrossServers) {
     EXPECT_EQ(r.output.find("servers used: 1 of 3"), std::string::npos) << r.output;
 }
 
+TEST_F(Examples, TypedJsonCompressed) {
+    auto r = run_example("08_typed_json", server_.address());
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(r.output,
+              "set profile:ada: STORED\n"
+              "stored: smaller than its JSON, zstd flag set\n"
+              "profile:ada: Ada Lovelace, born 1815, tags [mathematics] [analytical engine], bio "
+              "intact\n"
+              "profile:bad: decode_failed\n"
+              "profile:nobody: (miss)\n");
+}
+
 TEST_F(Examples, FakeClientNeedsNoServer) {
     auto r = run_example("06_fake_client_in_tests", "");
     EXPECT_EQ(r.exit_code, 0) << r.output;

@@ -42,6 +42,12 @@ class ClientCore {
     /// Set once, before the first request (Client::connect does it).
     void set_reply_executor(asio::any_io_executor ex) { reply_executor_ = std::move(ex); }
 
+    /// Bytes sent in front of every key (Options::key_prefix; 0 without one), so that
+    /// multi-get parts are sized by the keys as they go on the wire. Set once, before the first
+    /// request (make_client_core does it on the outermost core).
+    std::size_t key_prefix_size() const noexcept { return key_prefix_size_; }
+    void set_key_prefix_size(std::size_t n) noexcept { key_prefix_size_ = n; }
+
     /// Servers are named by an index that stays valid while the server set changes
     /// (discovery): an index handed out by server_for() may still be given to submit() after
     /// the ring was swapped, and reaches the same server (which then finishes its in-flight
@@ -101,6 +107,7 @@ class ClientCore {
 
   private:
     std::optional<asio::any_io_executor> reply_executor_;
+    std::size_t key_prefix_size_ = 0;
     const std::size_t max_outstanding_;
     std::atomic<std::size_t> outstanding_{0};
 };

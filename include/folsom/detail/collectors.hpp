@@ -82,8 +82,10 @@ class MultiGetCollector {
     explicit MultiGetCollector(std::span<const std::string_view> keys);
 
     /// Plans the parts: `server_of[i]` is the server of keys[i]; a part holds at most
-    /// `max_part_bytes` of key bytes. Returns the number of parts.
-    std::uint32_t plan(std::span<const std::uint32_t> server_of, std::size_t max_part_bytes);
+    /// `max_part_bytes` of key bytes, counting `key_overhead` more for each key (the key
+    /// prefix the core adds on the wire). Returns the number of parts.
+    std::uint32_t plan(std::span<const std::uint32_t> server_of, std::size_t max_part_bytes,
+                       std::size_t key_overhead = 0);
 
     std::uint32_t part_count() const noexcept {
         return static_cast<std::uint32_t>(part_server_.size());

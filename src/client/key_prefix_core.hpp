@@ -1,0 +1,66 @@
+// KeyPrefixCore: a ClientCore decorator that puts Options::key_prefix in front of every key
+// (libmemcached's MEMCACHED_CALLBACK_PREFIX_KEY), installed only when a prefix is configured,
+// so that a client without one runs exactly the undecorated request path.
+//
+// Placement: server_for() hashes the prefixed key (Options::hash_with_key_prefix, the default)
+// or the key as given (libmemcached's default, MEMCACHED_BEHAVIOR_HASH_WITH_PREFIX_KEY off).
+//
+// Keys on the wire: a store, delete, touch or counter request is re-submitted with its key
+// prefixed in a stack buffer (the encoder copies it before submit() returns). A retrieval
+// travels inside a PrefixShim, an Operation that owns the prefixed keys and strips the prefix
+// from the key of every value before it reaches the real operation: ASCII multi-get replies
+// name their keys, and the caller's keys are unprefixed (so are ValueView::key and
+// MultiGetResult). The prefix counts toward the 250-byte key limit: a key that no longer fits
+// fails with errc::invalid_key, as does an empty key (which the prefix would otherwise hide).
+//
+// Decorator order (make_client_core): ServerCore <- DiscoveringCore <- KeyPrefixCore <-
+// RetryingCore, so that a retry re-routes and re-prefixes the caller's key through this core.
+#pragma once
+
+#include "folsom/detail/client_core.hpp"
+
+#include <memory>
+#include <string>
+#include <system_error>
+
+namespace folsom::detail {
+
+/// {} when `prefix` may be used as Options::key_prefix: at most 249 bytes (a key of one byte
+/// must still fit in memcached's 250) and no space, control character or DEL, since it is
+/// sent as part of every key. errc::invalid_argument otherwise.
+std::error_code validate_key_prefix(std::string_view prefix) noexcept;
+
+class KeyPrefixCore final : public ClientCore {
+  public:
+    /// `prefix` must be non-empty and valid (validate_key_prefix).
+    KeyPrefixCore(std::shared_ptr<ClientCore> inner, std::string prefix, bool hash_with_prefix,
+                  std::size_t max_outstanding);
+
+    asio::any_io_executor executor() const noexcept override { return inner_->executor(); }
+    std::size_t server_count() const noexcept override { return inner_->server_count(); }
+    std::size_t server_for(std::string_view key) const noexcept override;
+    const std::string& server_name(std::size_t i) const noexcept override {
+        return inner_->server_name(i);
+    }
+    std::vector<std::size_t> broadcast_servers() const override {
+        return inner_->broadcast_servers();
+    }
+    std::size_t max_value_size() const noexcept override { return inner_->max_value_size(); }
+    void shutdown() override { inner_->shutdown(); }
+    void notify_when_ready(std::chrono::milliseconds timeout,
+                           std::function<void(std::error_code)> done) override {
+        inner_->notify_when_ready(timeout, std::move(done));
+    }
+
+    void submit(std::size_t server, Operation& op, std::uint32_t part,
+                const Request& request) override;
+
+    const std::string& prefix() const noexcept { return prefix_; }
+
+  private:
+    std::shared_ptr<ClientCore> inner_;
+    const std::string prefix_;
+    const bool hash_with_prefix_;
+};
+
+}  // namespace folsom::detail
