@@ -297,12 +297,16 @@ double mib(std::uint64_t bytes) {
 
 void report(const char* when, std::chrono::seconds elapsed, const LoadLedger& l, const Chaos& c,
             std::uint64_t rss) {
+    // Completed first: a request counts as issued before it can complete, so this order never
+    // shows more completed than issued.
+    const auto completed = l.completed();
+    const auto issued = l.issued();
     std::printf(
         "soak %s %5llds: issued %llu completed %llu in-flight %llu ok %llu failed %llu "
         "(%s) twice %llu wrong %llu | faults: %d kills, %d freezes | rss %.1f MiB\n",
-        when, static_cast<long long>(elapsed.count()), static_cast<unsigned long long>(l.issued()),
-        static_cast<unsigned long long>(l.completed()),
-        static_cast<unsigned long long>(l.issued() - l.completed()),
+        when, static_cast<long long>(elapsed.count()), static_cast<unsigned long long>(issued),
+        static_cast<unsigned long long>(completed),
+        static_cast<unsigned long long>(issued - completed),
         static_cast<unsigned long long>(l.ok()), static_cast<unsigned long long>(l.failed()),
         l.failures_by_reason().c_str(), static_cast<unsigned long long>(l.twice()),
         static_cast<unsigned long long>(l.wrong()), c.kills.load(), c.freezes.load(), mib(rss));
