@@ -52,7 +52,11 @@ class LoadLedger {
     std::uint64_t issued() const { return issued_.load(); }
     std::uint64_t completed() const { return completed_.load(); }
     std::uint64_t ok() const { return ok_.load(); }
-    std::uint64_t failed() const { return completed() - ok(); }
+    /// Completed with an error (ok() is read first: see record()).
+    std::uint64_t failed() const {
+        const auto good = ok();
+        return completed() - good;
+    }
     std::uint64_t twice() const { return twice_.load(); }
     std::uint64_t wrong() const { return wrong_.load(); }
     std::uint64_t partial() const { return partial_.load(); }
@@ -135,12 +139,14 @@ class LoadLedger {
         const auto v = static_cast<std::size_t>(ec.value());
         return v > 0 && v < max_code ? v : 0;
     }
+    // Completed before its outcome, and failed() reads them the other way round, so that a
+    // progress line never shows more successes than completions.
     void record(std::error_code ec) {
+        completed_.fetch_add(1, std::memory_order_seq_cst);
         if (ec)
             by_code_[index(ec)].fetch_add(1, std::memory_order_relaxed);
         else
-            ok_.fetch_add(1, std::memory_order_relaxed);
-        completed_.fetch_add(1, std::memory_order_release);
+            ok_.fetch_add(1, std::memory_order_seq_cst);
     }
 
     std::atomic<std::uint64_t> issued_{0}, completed_{0}, ok_{0}, twice_{0}, wrong_{0}, partial_{0};
