@@ -1,7 +1,7 @@
 // folsom: a memcached command-line client and load generator, built on folsom-cpp.
 //
-//   folsom [--servers HOST:PORT[,...]] [--protocol ascii|binary|meta] [--timeout-ms N]
-//          COMMAND ...
+//   folsom [--servers HOST:PORT[,...] | --elasticache HOST:PORT]
+//          [--protocol ascii|binary|meta] [--timeout-ms N] COMMAND ...
 //
 // Exit status: 0 success (hit, stored, ...), 1 the expected "no" (miss, not stored, not
 // found, exists), 2 any error — with exactly one line on stderr saying what went wrong.
