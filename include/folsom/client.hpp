@@ -418,7 +418,8 @@ class Client {
     /// One request to every current server. With `refused` set, nothing is sent: every
     /// server's result, and the operation, fail with it (bad input).
     template <class T, class Token>
-    auto all_nodes(const detail::Request& r, Token&& token, std::error_code refused = {}) {
+    auto all_nodes(detail::Request r, Token&& token, std::error_code refused = {}) {
+        r.to_every_server = true;
         return asio::async_initiate<Token, void(std::error_code, std::vector<NodeResult<T>>)>(
             [core = core_, refused](auto handler, const detail::Request& req) {
                 const std::vector<std::size_t> servers = core->broadcast_servers();

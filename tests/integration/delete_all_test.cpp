@@ -2,6 +2,7 @@
 // protocol: the key is written to each server directly (not through the client, whose
 // placement would put it on one), then deleted everywhere at once.
 #include "folsom/blocking_client.hpp"
+#include "folsom/cluster/discovery.hpp"
 
 #include "support/memcached_server.hpp"
 #include "support/protocols.hpp"
@@ -111,7 +112,8 @@ TEST_P(DeleteAll, ADeadServerReportsItsErrorWhileTheOthersDelete) {
     // whichever way it fails, it must fail on that server alone.
     const auto results = by_server(client_->delete_all("k"));
     ASSERT_EQ(results.size(), 3u);
-    EXPECT_TRUE(results.at(servers_[1].address()).error);
+    EXPECT_TRUE(results.at(servers_[1].address()).error)
+        << folsom::to_string(results.at(servers_[1].address()).value);
     for (std::size_t i : {0u, 2u}) {
         const auto& r = results.at(servers_[i].address());
         EXPECT_FALSE(r.error) << r.error.message();
@@ -162,6 +164,21 @@ TEST_P(DeleteAll, AnInvalidKeyIsRefusedWithNothingSent) {
     for (std::size_t i = 0; i < servers_.size(); ++i)
         EXPECT_EQ(deletes_seen(i), before[i]) << "server " << i;
     EXPECT_EQ(client_->async().outstanding(), 0u);
+}
+
+TEST(DeleteAllWithoutServers, AnInvalidKeyIsStillRefused) {
+    // A discovered client before its first answer has no server: nothing to delete on, but a
+    // bad key is still an error rather than an empty success.
+    folsom::Options o;
+    o.discovery = std::make_shared<folsom::cluster::StaticDiscovery>();
+    folsom::BlockingClient client(o);
+    EXPECT_TRUE(client.delete_all("fine").empty());
+    try {
+        client.delete_all("not fine");
+        ADD_FAILURE() << "no error";
+    } catch (const std::system_error& e) {
+        EXPECT_EQ(e.code(), errc::invalid_key);
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(Protocols, DeleteAll, folsom::test::all_protocols,
