@@ -1,6 +1,7 @@
 #include "commands.hpp"
 
 #include "folsom/blocking_client.hpp"
+#include "folsom/protocol/key.hpp"
 
 #include "cli_error.hpp"
 
@@ -283,6 +284,27 @@ void Commands::add_to(CLI::App& app, std::function<int()>& action) {
             return s.per_node(nodes, [](const NodeResult<Status>& n) {
                 write_stdout(fmt::format("{} {}\n", n.server, to_string(n.value)));
             });
+        };
+    });
+
+    auto* delete_all = app.add_subcommand(
+        "delete-all",
+        "Delete a key on every server; print \"<server> DELETED|NOT_FOUND\" per server; exit 1 "
+        "when no server had it");
+    key_arg(delete_all);
+    delete_all->callback([this, &action] {
+        action = [this] {
+            Session s(g_);
+            auto request = [&] { return s.client().delete_all(key_); };
+            // A bad key is the key's fault (named as such); otherwise every server failed.
+            auto nodes =
+                protocol::validate_key(key_) ? s.on_key(key_, 0, request) : s.on_all(request);
+            bool deleted = false;
+            s.per_node(nodes, [&](const NodeResult<Status>& n) {
+                deleted = deleted || n.value == Status::deleted;
+                write_stdout(fmt::format("{} {}\n", n.server, to_string(n.value)));
+            });
+            return deleted ? 0 : 1;
         };
     });
 

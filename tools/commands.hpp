@@ -1,6 +1,6 @@
 // The key/value and server commands of `folsom`: get, gets, set, add, replace, append,
-// prepend, cas, delete, incr, decr, touch, stats, flush, version. Each runs one request through
-// a BlockingClient and turns the outcome into output and an exit status:
+// prepend, cas, delete, delete-all, incr, decr, touch, stats, flush, version. Each runs one
+// request through a BlockingClient and turns the outcome into output and an exit status:
 //   0  the outcome asked for (a hit, stored, deleted, touched, ...)
 //   1  the other expected outcome (a miss, not stored, exists, not found)
 //   2  an error (thrown as CliError: one line on stderr)

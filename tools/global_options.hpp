@@ -16,7 +16,8 @@ namespace folsom::cli {
 inline constexpr const char* password_variable = "MEMCACHED_PASSWORD";
 
 struct GlobalOptions {
-    std::string servers;  ///< --servers as given (empty when not given)
+    std::string servers;      ///< --servers as given (empty when not given)
+    std::string elasticache;  ///< --elasticache as given (empty when not given)
     std::string protocol_name = "ascii";
     int timeout_ms = 3000;
 
@@ -28,7 +29,8 @@ struct GlobalOptions {
     std::string tls_key;          ///< --tls-key
     std::string tls_server_name;  ///< --tls-server-name
 
-    /// Adds --servers, --protocol, --timeout-ms, --username and the --tls options to `app`.
+    /// Adds --servers, --elasticache, --protocol, --timeout-ms, --username and the --tls
+    /// options to `app`.
     void add_to(CLI::App& app);
 
     /// Settles what the options imply once they are parsed: --username selects the binary
@@ -36,14 +38,19 @@ struct GlobalOptions {
     /// --tls-* turns on --tls. Throws CliError for a contradiction.
     void finish();
 
-    /// True when the user named the servers (--servers or $MEMCACHED_SERVERS).
+    /// True when the user named the servers (--servers, --elasticache or $MEMCACHED_SERVERS).
     bool servers_named() const;
-    /// The server list: --servers, else $MEMCACHED_SERVERS, else 127.0.0.1:11211.
-    /// Throws CliError for a malformed list.
+    /// The server list: --servers, else the nodes the --elasticache configuration endpoint
+    /// lists now (asked once), else $MEMCACHED_SERVERS, else 127.0.0.1:11211.
+    /// Throws CliError for a malformed list or a failed discovery.
     std::vector<std::string> server_list() const;
 
     /// True when connections log in (--username) or use TLS (--tls, --tls-*).
     bool secured() const { return !username.empty() || tls; }
+
+    /// The nodes --elasticache lists now (one `config get cluster`, within --timeout-ms).
+    /// Throws CliError when the endpoint cannot be asked or answers badly.
+    std::vector<std::string> discover_elasticache() const;
 
     /// folsom::Options for `servers`, with the protocol, both timeouts, SASL and TLS set.
     /// Throws CliError when --username has no password in $MEMCACHED_PASSWORD, conflicts with

@@ -1,6 +1,7 @@
 // folsom: a memcached command-line client and load generator, built on folsom-cpp.
 //
-//   folsom [--servers HOST:PORT[,...]] [--protocol ascii|binary|meta] [--timeout-ms N]
+//   folsom [--servers HOST:PORT[,...] | --elasticache HOST:PORT]
+//          [--protocol ascii|binary|meta] [--timeout-ms N]
 //          [--username USER] [--tls] [--tls-ca FILE] [--tls-cert FILE] [--tls-key FILE]
 //          [--tls-server-name NAME] COMMAND ...
 //

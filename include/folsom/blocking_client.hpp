@@ -102,6 +102,12 @@ class BlockingClient {
     std::vector<NodeResult<StatList>> stats(std::string_view group = {}) {
         return client_.stats(group, asio::use_future).get();
     }
+    /// Client::delete_all: deletes `key` on every server; one result per server (deleted,
+    /// not_found, or that server's error). Throws only when every server failed, or
+    /// errc::invalid_key for a bad key.
+    std::vector<NodeResult<Status>> delete_all(std::string_view key) {
+        return client_.delete_all(key, asio::use_future).get();
+    }
     /// Client::version: one result per server.
     std::vector<NodeResult<std::string>> version() {
         return client_.version(asio::use_future).get();

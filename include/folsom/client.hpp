@@ -42,6 +42,7 @@
 #include "folsom/detail/collectors.hpp"
 #include "folsom/error.hpp"
 #include "folsom/options.hpp"
+#include "folsom/protocol/key.hpp"
 #include "folsom/results.hpp"
 #include "folsom/status.hpp"
 #include "folsom/value.hpp"
@@ -282,6 +283,21 @@ class Client {
         r.group = group;
         return all_nodes<StatList>(r, std::forward<Token>(token));
     }
+    /// Deletes `key` on every server at once (Folsom's deleteAll): for a key that may have
+    /// been written to a server other than its owner (before a server set change, by another
+    /// client with another placement, or on purpose to every node). One result per current
+    /// server: Status::deleted where it was, Status::not_found where it was not, or that
+    /// server's error (a server that is down does not stop the others).
+    /// void(std::error_code, std::vector<NodeResult<Status>>): the error is set only when
+    /// every server failed; an invalid key fails with errc::invalid_key (every node's result
+    /// too) before anything is sent.
+    template <class Token>
+    auto delete_all(std::string_view key, Token&& token) {
+        detail::Request r;
+        r.code = detail::OpCode::del;
+        r.key = key;
+        return all_nodes<Status>(r, std::forward<Token>(token), protocol::validate_key(key));
+    }
     /// version of every server. void(std::error_code, std::vector<NodeResult<std::string>>)
     template <class Token>
     auto version(Token&& token) {
@@ -403,19 +419,30 @@ class Client {
             r, std::forward<Token>(token));
     }
 
+    /// One request to every current server. With `refused` set, nothing is sent: every
+    /// server's result, and the operation, fail with it (bad input).
     template <class T, class Token>
-    auto all_nodes(const detail::Request& r, Token&& token) {
+    auto all_nodes(detail::Request r, Token&& token, std::error_code refused = {}) {
+        r.to_every_server = true;
         return asio::async_initiate<Token, void(std::error_code, std::vector<NodeResult<T>>)>(
-            [core = core_](auto handler, const detail::Request& req) {
+            [core = core_, refused](auto handler, const detail::Request& req) {
                 const std::vector<std::size_t> servers = core->broadcast_servers();
                 const auto n = static_cast<std::uint32_t>(servers.size());
                 std::vector<std::string> names;
                 names.reserve(n);
-                for (auto s : servers) names.push_back(core->server_name(s));
+                for (auto s : servers)
+                    names.push_back(core->server_name(s));
                 auto* op = make_op<detail::NodeCollector<T>>(core, std::move(handler), n,
                                                              std::move(names));
                 if (!op) return;
-                for (std::uint32_t i = 0; i < n; ++i) core->submit(servers[i], *op, i, req);
+                if (refused) {
+                    op->collector().refuse(refused);
+                    for (std::uint32_t i = 0; i < n; ++i)
+                        op->on_complete(i, detail::failure(refused));
+                } else {
+                    for (std::uint32_t i = 0; i < n; ++i)
+                        core->submit(servers[i], *op, i, req);
+                }
                 op->initiated();
             },
             token, r);

@@ -42,7 +42,8 @@ struct MultiGetResult {
     }
 };
 
-/// One server's answer to a request addressed to every server (stats, version, flush_all).
+/// One server's answer to a request addressed to every server (stats, version, flush_all,
+/// delete_all).
 template <class T>
 struct NodeResult {
     std::string server;     ///< "host:port"

@@ -36,8 +36,10 @@ class RetryShim final : public detail::Operation {
             retried_ = true;
             // A single key is routed afresh: with failover its server may now be another one
             // (the failed connection has already told its server's health). A multi-get part
-            // stays on its server (its keys were grouped by it).
-            if (request_.keys.size() <= 1) server_ = core_.server_for(request_.key);
+            // stays on its server (its keys were grouped by it), and so does a part of a
+            // request to every server (delete_all): that server is the point.
+            if (request_.keys.size() <= 1 && !request_.to_every_server)
+                server_ = core_.server_for(request_.key);
             send();  // may complete at once (e.g. not_connected): re-enters on_complete
             return;
         }

@@ -2,6 +2,7 @@
 // and exit status, binary values through stdin, refused input (nothing sent), unreachable
 // servers, --help, `bench` whose JSON counts match the server's own statistics, and SASL
 // (memcached -S) and TLS (memcached -Z) logins from the command line.
+#include "support/elasticache_endpoint.hpp"
 #include "support/memcached_server.hpp"
 #include "support/sasl_database.hpp"
 #include "support/tls_files.hpp"
@@ -378,6 +379,55 @@ TEST_F(Cli, StatsVersionFlushOnEveryServer) {
     r = run({"--servers", both, "version"});
     EXPECT_ONE_ERROR_LINE(r, second.address());
     EXPECT_NE(r.out.find(server.address() + " 1."), std::string::npos);
+}
+
+TEST_F(Cli, DeleteAllDeletesOnEveryServer) {
+    MemcachedServer second;
+    const std::string both = server.address() + "," + second.address();
+    for (auto* s : {&server, &second})
+        ASSERT_EQ(raw_request(s->port(), "set dup 0 0 1\r\nx\r\n"), "STORED\r\n");
+    auto r = run({"--servers", both, "delete-all", "dup"});
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out, server.address() + " DELETED\n" + second.address() + " DELETED\n");
+    ASSERT_EQ(raw_request(second.port(), "set dup 0 0 1\r\nx\r\n"), "STORED\r\n");
+    r = run({"--servers", both, "delete-all", "dup"});
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out, server.address() + " NOT_FOUND\n" + second.address() + " DELETED\n");
+    r = run({"--servers", both, "delete-all", "dup"});
+    EXPECT_EQ(r.status, 1);  // nowhere
+    const std::string before = stats(second);
+    EXPECT_ONE_ERROR_LINE(run({"--servers", both, "delete-all", "a b"}), "invalid key");
+    EXPECT_EQ(stat_value(stats(second), "delete_misses"), stat_value(before, "delete_misses"));
+    // One server down: the other still deletes; one error line names the one that did not.
+    ASSERT_EQ(raw_request(server.port(), "set dup 0 0 1\r\nx\r\n"), "STORED\r\n");
+    second.kill();
+    r = run({"--servers", both, "delete-all", "dup"});
+    EXPECT_ONE_ERROR_LINE(r, second.address());
+    EXPECT_EQ(r.out, server.address() + " DELETED\n");
+}
+
+TEST_F(Cli, ElastiCacheEndpointListsTheServers) {
+    MemcachedServer second;
+    folsom::test::ElastiCacheEndpoint endpoint;
+    endpoint.serve(4, folsom::test::ElastiCacheEndpoint::entries(
+                          {{"127.0.0.1", server.port(), 1}, {"127.0.0.1", second.port(), 1}}));
+    auto r = run({"--elasticache", endpoint.address(), "version"});
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out.rfind(server.address() + " 1.", 0), 0u) << r.out;
+    EXPECT_NE(r.out.find(std::string(1, '\n').append(second.address()).append(" 1.")),
+              std::string::npos)
+        << r.out;
+    EXPECT_EQ(endpoint.requests(), 1u);
+
+    endpoint.serve_raw("CONFIG cluster 0 3\r\nbad\r\nEND\r\n");
+    EXPECT_ONE_ERROR_LINE(run({"--elasticache", endpoint.address(), "version"}),
+                          "cannot discover the servers from the ElastiCache endpoint");
+    const std::string nowhere = "127.0.0.1:" + std::to_string(folsom::test::free_loopback_port());
+    EXPECT_ONE_ERROR_LINE(run({"--elasticache", nowhere, "version"}), "cannot connect");
+    EXPECT_ONE_ERROR_LINE(run({"--elasticache", "a:b:c:d", "version"}), "--elasticache");
+    EXPECT_ONE_ERROR_LINE(
+        run({"--servers", server.address(), "--elasticache", endpoint.address(), "version"}),
+        "excludes");
 }
 
 TEST_F(Cli, ServersDefaultToTheEnvironment) {

@@ -257,6 +257,20 @@ TEST_P(FakeVsReal, DeleteAndTouch) {
     EXPECT_FALSE(c().gat("k", 100s));
 }
 
+TEST_P(FakeVsReal, DeleteAll) {
+    // One server each: one result, named after it, with del's statuses.
+    ASSERT_EQ(c().set("k", "v"), Status::stored);
+    auto first = c().delete_all("k");
+    ASSERT_EQ(first.size(), 1u);
+    EXPECT_EQ(first[0].server, c().async().server_name(0));
+    EXPECT_FALSE(first[0].error);
+    EXPECT_EQ(first[0].value, Status::deleted);
+    EXPECT_FALSE(c().get("k"));
+    auto again = c().delete_all("k");
+    ASSERT_EQ(again.size(), 1u);
+    EXPECT_EQ(again[0].value, Status::not_found);
+}
+
 TEST_P(FakeVsReal, TtlRelativeAbsoluteNegativeAndExpiry) {
     ASSERT_EQ(c().set("short", "x", 1s), Status::stored);
     ASSERT_EQ(c().set("kept", "y", 100s), Status::stored);
@@ -409,6 +423,7 @@ TEST_P(FakeVsReal, BadInputIsRefused) {
         EXPECT_EQ(error_of([&] { c().del(k); }), errc::invalid_key);
         EXPECT_EQ(error_of([&] { c().incr(k, 1); }), errc::invalid_key);
         EXPECT_EQ(error_of([&] { c().touch(k, 1s); }), errc::invalid_key);
+        EXPECT_EQ(error_of([&] { c().delete_all(k); }), errc::invalid_key);
         std::vector<std::string_view> keys = {"fine", k};
         EXPECT_EQ(error_of([&] { c().get_multi(keys); }), errc::invalid_key);
     }
@@ -447,11 +462,11 @@ TEST_P(FakeVsReal, StatsCountersVersion) {
     EXPECT_FALSE(c().get("gone"));
     const auto after = counters();
     const std::map<std::string, long long> expected = {
-        {"cmd_get", 7},       {"get_hits", 4},    {"get_misses", 3},
-        {"cmd_set", 8},       {"cmd_touch", 4},   {"touch_hits", 2}, {"touch_misses", 2},
-        {"incr_hits", 1},     {"incr_misses", 1}, {"decr_hits", 1},  {"decr_misses", 1},
-        {"cas_hits", 1},      {"cas_misses", 1},  {"cas_badval", 1}, {"delete_hits", 1},
-        {"delete_misses", 1}, {"curr_items", 2},  {"cmd_flush", 0},
+        {"cmd_get", 7},     {"get_hits", 4},   {"get_misses", 3},   {"cmd_set", 8},
+        {"cmd_touch", 4},   {"touch_hits", 2}, {"touch_misses", 2}, {"incr_hits", 1},
+        {"incr_misses", 1}, {"decr_hits", 1},  {"decr_misses", 1},  {"cas_hits", 1},
+        {"cas_misses", 1},  {"cas_badval", 1}, {"delete_hits", 1},  {"delete_misses", 1},
+        {"curr_items", 2},  {"cmd_flush", 0},
     };
     for (const auto& [name, delta] : expected) {
         ASSERT_TRUE(before.count(name) && after.count(name)) << name;

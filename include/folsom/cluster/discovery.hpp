@@ -2,9 +2,10 @@
 /// Discovery: where a client's server list comes from when it is not fixed.
 ///
 /// A Discovery answers "which servers are there now?"; the client asks at start and every
-/// Options::discovery_interval, and follows the answer (see Options::discovery). Two are
+/// Options::discovery_interval, and follows the answer (see Options::discovery). Three are
 /// provided: a static list that the program can change (useful for its own service registry,
-/// and for tests), and DNS SRV records resolved with c-ares.
+/// and for tests), DNS SRV records resolved with c-ares, and the configuration endpoint of an
+/// AWS ElastiCache (memcached) cluster (Folsom's folsom-elasticache module).
 ///
 /// Ownership: the client holds its Discovery through a std::shared_ptr; resolve() hands the
 /// servers to its handler by value, so the list the handler receives is the handler's own.
@@ -14,6 +15,7 @@
 ///
 /// Errors: a failed resolution completes its handler with a std::error_code in the folsom
 /// category (e.g. errc::resolve_failed, errc::invalid_argument for bad name servers,
+/// errc::protocol_error for a malformed ElastiCache configuration, errc::timeout,
 /// errc::cancelled after Cancel), and the client keeps its current server set.
 #pragma once
 
@@ -22,9 +24,12 @@
 #include <asio/any_io_executor.hpp>
 
 #include <chrono>
+#include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -81,5 +86,64 @@ struct DnsSrvOptions {
 /// DnsSrvOptions describes. A resolution that fails, or finds no record, completes with
 /// errc::resolve_failed; name servers c-ares cannot parse, with errc::invalid_argument.
 std::shared_ptr<Discovery> make_dns_srv_discovery(std::string name, DnsSrvOptions options = {});
+
+/// How an ElastiCache configuration endpoint is asked (see make_elasticache_discovery).
+struct ElastiCacheOptions {
+    /// The whole exchange — name lookup, connect, request and reply — must finish within this,
+    /// or the resolution fails with errc::timeout.
+    std::chrono::milliseconds timeout{2000};
+    /// Largest configuration accepted (the byte count of the reply's data block). A reply that
+    /// declares or sends more fails with errc::protocol_error before it is buffered, so a
+    /// hostile endpoint cannot make the client allocate without bound. 1 MiB holds thousands
+    /// of nodes.
+    std::size_t max_reply_bytes = 1024 * 1024;
+    /// Ask with `get AmazonElastiCache:cluster`, for engines older than memcached 1.4.14,
+    /// instead of `config get cluster`.
+    bool legacy_get = false;
+};
+
+/// A Discovery that asks an AWS ElastiCache (memcached) configuration endpoint for the
+/// cluster's nodes, as Folsom's folsom-elasticache module and AWS's cluster client do.
+///
+/// Each resolution opens a new TCP connection to the endpoint, sends `config get cluster`
+/// (or the legacy get), reads the reply
+///
+///     CONFIG cluster 0 57
+///     12
+///     cache-1.example|10.0.0.1|11211 cache-2.example||11211
+///
+///     END
+///
+/// (lines end with CR LF, except the version and node lines, which end with LF and are
+/// counted by the header's byte count) and closes the connection. Every node becomes a server
+/// "ip:port" (the hostname when the ip is empty), weight 1, in the order listed. The answer is
+/// taken as it comes: a version lower than the last one seen is followed too (a cluster that was
+/// re-created starts again at 1).
+///
+/// Errors (the client then keeps its current servers): errc::resolve_failed when the
+/// endpoint's name does not resolve or the configuration lists no node; errc::connect_failed
+/// when the endpoint refuses the connection; errc::timeout when the exchange takes longer than
+/// ElastiCacheOptions::timeout; errc::protocol_error for a malformed reply (bad header, a byte
+/// count that does not match the data, a bad version or node entry, a bad port, no END, over
+/// max_reply_bytes); errc::server_error for ERROR or SERVER_ERROR (e.g. a plain memcached,
+/// which has no `config get cluster`), errc::client_error for CLIENT_ERROR;
+/// errc::connection_lost when the endpoint closes before the reply is complete;
+/// errc::cancelled after Cancel.
+class ElastiCacheDiscovery : public Discovery {
+  public:
+    /// The version of the last configuration received (ElastiCache raises it on every change
+    /// of the node list); empty until a resolution succeeded. Thread-safe.
+    virtual std::optional<std::uint64_t> cluster_version() const noexcept = 0;
+};
+
+/// An ElastiCacheDiscovery of `config_endpoint` ("host" or "host:port", port 11211 by default;
+/// an IPv6 literal in brackets), e.g.
+///
+///     options.discovery = folsom::cluster::make_elasticache_discovery(
+///         "mycluster.abc123.cfg.use1.cache.amazonaws.com:11211");
+///
+/// Throws std::system_error(errc::invalid_argument) when `config_endpoint` is malformed.
+std::shared_ptr<ElastiCacheDiscovery> make_elasticache_discovery(std::string config_endpoint,
+                                                                 ElastiCacheOptions options = {});
 
 }  // namespace folsom::cluster

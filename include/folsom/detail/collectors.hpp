@@ -114,7 +114,7 @@ class MultiGetCollector {
     std::vector<std::optional<Value>> values_;
 };
 
-/// A request to every server (stats, version, flush_all): one part per server.
+/// A request to every server (stats, version, flush_all, delete_all): one part per server.
 template <class T>
 class NodeCollector {
   public:
@@ -133,8 +133,13 @@ class NodeCollector {
         if constexpr (std::is_same_v<T, std::string>) results_[part].value = std::string(c.text);
         if constexpr (std::is_same_v<T, Status>) results_[part].value = c.status;
     }
-    /// The error is set only when every server failed (then it is the first server's error).
+    /// The whole request was refused before sending (bad input): result() reports `ec` even
+    /// when there is no server.
+    void refuse(std::error_code ec) { refused_ = ec; }
+    /// The error is set only when every server failed (then it is the first server's error),
+    /// or when the request was refused.
     std::tuple<std::error_code, std::vector<NodeResult<T>>> result() {
+        if (refused_) return {refused_, std::move(results_)};
         std::error_code ec;
         bool all_failed = !results_.empty();
         for (auto& r : results_)
@@ -145,6 +150,7 @@ class NodeCollector {
 
   private:
     std::vector<NodeResult<T>> results_;
+    std::error_code refused_;
 };
 
 }  // namespace folsom::detail

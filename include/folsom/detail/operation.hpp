@@ -62,6 +62,9 @@ struct Request {
     std::string_view group;                ///< stats group
     std::optional<std::uint32_t> delay;    ///< flush_all delay
     std::uint32_t level = 0;               ///< verbosity
+    /// One part of a request to every server (delete_all, stats, ...): it belongs to the
+    /// server it was sent to, so a retry must not route its key afresh.
+    bool to_every_server = false;
 };
 
 /// How one part ended. Views are valid only during the on_complete call.
