@@ -26,6 +26,7 @@ class FolsomCategory final : public std::error_category {
             case errc::unsupported: return "operation not supported by this protocol";
             case errc::cancelled: return "request cancelled";
             case errc::connection_lost: return "connection to the server lost";
+            case errc::fill_failed: return "the fill function of a cache recipe failed";
         }
         return "unknown folsom error";
     }

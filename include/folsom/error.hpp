@@ -36,6 +36,7 @@ enum class errc {
     cancelled,          ///< the caller cancelled the request (its reply, if any, is discarded)
     connection_lost,    ///< the connection broke under the request (server closed it, I/O error);
                         ///< unlike `closed`, the client is alive and reconnects by itself
+    fill_failed,        ///< a cache recipe's fill function threw (cache_recipes.hpp)
 };
 
 /// The "folsom" error category.
