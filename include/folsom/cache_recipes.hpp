@@ -263,11 +263,11 @@ class RecipeOp : public std::enable_shared_from_this<RecipeOp<Fill, Handler>> {
         Value filled{value, opts_.fill.flags, 0};
         client_.meta_set(key_, std::move(value), opts_.fill.ttl, s,
                          [self = this->shared_from_this(), v = std::move(filled)](
-                             std::error_code ec, Status st) mutable {
+                             std::error_code store_ec, Status st) mutable {
                              CacheResult r;
                              r.value = std::move(v);
                              r.source = CacheSource::filled;
-                             r.stored = !ec && st == Status::stored;
+                             r.stored = !store_ec && st == Status::stored;
                              self->finish({}, std::move(r));
                          });
     }

@@ -130,8 +130,11 @@ TEST_F(CacheRecipes, ConcurrentMissFillsOnceAndEveryoneGetsTheValue) {
                   results.count(CacheSource::hit),
               static_cast<std::size_t>(callers));
     EXPECT_GE(results.count(CacheSource::waited), 1u);  // the fill took 150 ms: some waited
-    for (auto& [ec, r] : results.all)
-        if (r.source == CacheSource::filled) EXPECT_TRUE(r.stored);
+    for (auto& [ec, r] : results.all) {
+        if (r.source == CacheSource::filled) {
+            EXPECT_TRUE(r.stored);
+        }
+    }
     // The item is an ordinary one now: no stub flags, the filled value and flags.
     auto g = direct_->meta_get("k");
     EXPECT_EQ(g.value->data, "filled");
