@@ -303,7 +303,7 @@ class RecipeOp : public std::enable_shared_from_this<RecipeOp<Fill, Handler>> {
 };
 
 template <class Fill, class Token>
-auto start_recipe(Client& client, std::string_view key, const RevalidateOptions& opts,
+auto start_recipe(const Client& client, std::string_view key, const RevalidateOptions& opts,
                   bool revalidate, Fill&& fill, Token&& token) {
     return asio::async_initiate<Token, void(std::error_code, CacheResult)>(
         [c = client, k = std::string(key), opts, revalidate](auto handler, auto f) mutable {
@@ -323,7 +323,7 @@ auto start_recipe(Client& client, std::string_view key, const RevalidateOptions&
 /// (invalidated) is served to everybody but the winner, who fills and gets the fresh value.
 /// Meta protocol only (else errc::unsupported). void(std::error_code, CacheResult)
 template <class Fill, class Token>
-auto get_or_fill(Client& client, std::string_view key, const FillOptions& opts, Fill&& fill,
+auto get_or_fill(const Client& client, std::string_view key, const FillOptions& opts, Fill&& fill,
                  Token&& token) {
     RevalidateOptions r;
     r.fill = opts;
@@ -337,8 +337,8 @@ auto get_or_fill(Client& client, std::string_view key, const FillOptions& opts, 
 /// background by default). A missing item is filled as get_or_fill does. Meta protocol only
 /// (else errc::unsupported). void(std::error_code, CacheResult)
 template <class Fill, class Token>
-auto get_stale_while_revalidate(Client& client, std::string_view key, const RevalidateOptions& opts,
-                                Fill&& fill, Token&& token) {
+auto get_stale_while_revalidate(const Client& client, std::string_view key,
+                                const RevalidateOptions& opts, Fill&& fill, Token&& token) {
     return detail::start_recipe(client, key, opts, true, std::forward<Fill>(fill),
                                 std::forward<Token>(token));
 }

@@ -11,6 +11,11 @@
 /// Every operation takes an Asio completion token: a callback, asio::use_future,
 /// asio::use_awaitable, asio::deferred, ... The completion signature is given for each.
 ///
+/// Over Protocol::meta the client also offers meta_get / meta_set / meta_delete, which expose
+/// memcached's stampede controls (win tokens W, stale items X, vivify on miss, recache
+/// threshold); see meta.hpp, cache_recipes.hpp for get-or-fill and stale-while-revalidate,
+/// and docs/meta-protocol.md. Over ascii/binary they fail with errc::unsupported.
+///
 /// Contracts
 ///   * Every request completes exactly once: with its result, or with a std::error_code in the
 ///     folsom category (see error.hpp). Outcomes that are not errors are a Status; a miss is an
