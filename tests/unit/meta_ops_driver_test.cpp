@@ -2,8 +2,10 @@
 // bytes: what each puts on the wire for every flag, how W/X/Z and the return flags reach the
 // result, at every split of the reply; and that the ascii and binary drivers refuse them
 // without writing a byte.
+#include "folsom/blocking_client.hpp"
 #include "folsom/detail/collectors.hpp"
 #include "folsom/error.hpp"
+#include "folsom/fake_client.hpp"
 
 #include "client/ascii_driver.hpp"
 #include "client/binary_driver.hpp"
@@ -210,6 +212,22 @@ TEST(MetaOpsDriver, AsciiAndBinaryRefuseMetaOpsWithoutWriting) {
             EXPECT_TRUE(h.inflight.empty());
         }
     }
+}
+
+TEST(MetaOpsDriver, TheFakeClientAnswersAsAsciiDoes) {
+    BlockingClient c([](asio::any_io_executor ex) { return make_fake_client(ex); });
+    auto code_of = [](auto&& f) {
+        try {
+            f();
+        } catch (const std::system_error& e) {
+            return e.code();
+        }
+        return std::error_code{};
+    };
+    EXPECT_EQ(code_of([&] { c.meta_get("k"); }), errc::unsupported);
+    EXPECT_EQ(code_of([&] { c.meta_set("k", "v"); }), errc::unsupported);
+    EXPECT_EQ(code_of([&] { c.meta_delete("k"); }), errc::unsupported);
+    EXPECT_FALSE(c.get("k"));
 }
 
 TEST(MetaOpsDriver, OnlyMetaGetsThatCannotWinAreRetried) {
