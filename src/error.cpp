@@ -45,6 +45,8 @@ class FolsomCategory final : public std::error_category {
                 return "connection to the server lost";
             case errc::decode_failed:
                 return "stored value could not be decoded (corrupt, oversized or wrong type)";
+            case errc::fill_failed:
+                return "the fill function of a cache recipe failed";
         }
         return "unknown folsom error";
     }

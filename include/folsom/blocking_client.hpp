@@ -94,6 +94,19 @@ class BlockingClient {
                                       std::uint64_t initial, Ttl ttl) {
         return client_.decr(key, delta, initial, ttl, asio::use_future).get();
     }
+    /// Client::meta_get (meta protocol only): the value with its cas, flags and W/X/Z.
+    MetaGetResult meta_get(std::string_view key, const MetaGetOptions& opts = {}) {
+        return client_.meta_get(key, opts, asio::use_future).get();
+    }
+    /// Client::meta_set (meta protocol only): stored, not_stored, exists or not_found.
+    Status meta_set(std::string_view key, Bytes value, Ttl ttl = Ttl{0},
+                    const MetaSetOptions& opts = {}) {
+        return client_.meta_set(key, std::move(value), ttl, opts, asio::use_future).get();
+    }
+    /// Client::meta_delete (meta protocol only): deleted (or marked stale), not_found, exists.
+    Status meta_delete(std::string_view key, const MetaDeleteOptions& opts = {}) {
+        return client_.meta_delete(key, opts, asio::use_future).get();
+    }
     /// Client::flush_all: one result per server.
     std::vector<NodeResult<Status>> flush_all(std::optional<std::chrono::seconds> delay = {}) {
         return client_.flush_all(delay, asio::use_future).get();

@@ -11,6 +11,11 @@
 /// Every operation takes an Asio completion token: a callback, asio::use_future,
 /// asio::use_awaitable, asio::deferred, ... The completion signature is given for each.
 ///
+/// Over Protocol::meta the client also offers meta_get / meta_set / meta_delete, which expose
+/// memcached's stampede controls (win tokens W, stale items X, vivify on miss, recache
+/// threshold); see meta.hpp, cache_recipes.hpp for get-or-fill and stale-while-revalidate,
+/// and docs/meta-protocol.md. Over ascii/binary they fail with errc::unsupported.
+///
 /// Contracts
 ///   * Every request completes exactly once: with its result, or with a std::error_code in the
 ///     folsom category (see error.hpp). Outcomes that are not errors are a Status; a miss is an
@@ -41,6 +46,7 @@
 #include "folsom/detail/client_core.hpp"
 #include "folsom/detail/collectors.hpp"
 #include "folsom/error.hpp"
+#include "folsom/meta.hpp"
 #include "folsom/options.hpp"
 #include "folsom/protocol/key.hpp"
 #include "folsom/results.hpp"
@@ -79,6 +85,12 @@ enum class StoreMode : std::uint8_t { set, add, replace, append, prepend, cas };
 namespace detail {
 /// memcached's exptime for a ttl: relative up to 30 days, absolute Unix time beyond.
 std::uint32_t to_exptime(Ttl ttl) noexcept;
+/// A duration as whole seconds for the wire, clamped to 0..UINT32_MAX (no absolute time).
+constexpr std::uint32_t to_seconds(Ttl ttl) noexcept {
+    return ttl.count() <= 0              ? 0
+           : ttl.count() >= 0xffffffffLL ? 0xffffffffu
+                                         : static_cast<std::uint32_t>(ttl.count());
+}
 }  // namespace detail
 
 /// The asynchronous memcached client: a cheap, copyable handle to shared connections. See
@@ -263,6 +275,59 @@ class Client {
               Token&& token) {
         return arith(detail::OpCode::decr, key, delta, std::forward<Token>(token), initial,
                      detail::to_exptime(ttl));
+    }
+
+    // ---- meta protocol: stampede control (docs/meta-protocol.md) ---------------------------
+    //
+    // Options::protocol must be Protocol::meta; over ascii and binary these complete with
+    // errc::unsupported and nothing is sent. For the two usual recipes built on them (get or
+    // fill, stale-while-revalidate) see cache_recipes.hpp.
+
+    /// mg with the value, cas and flags, plus the flags in `opts` (vivify N, recache R, touch
+    /// T, no-bump u, return t/h/l). void(std::error_code, MetaGetResult): a miss is an empty
+    /// MetaGetResult::value; W/X/Z say who should recache. Retried on a lost connection only
+    /// without vivify_on_miss and recache_below (a repeat could swallow the win token).
+    template <class Token>
+    auto meta_get(std::string_view key, const MetaGetOptions& opts, Token&& token) {
+        detail::Request r;
+        r.code = detail::OpCode::meta_get;
+        r.key = key;
+        if (opts.vivify_on_miss) r.meta.vivify_ttl = detail::to_exptime(*opts.vivify_on_miss);
+        if (opts.recache_below) r.meta.recache_ttl = detail::to_seconds(*opts.recache_below);
+        if (opts.touch) r.meta.touch_ttl = detail::to_exptime(*opts.touch);
+        r.meta.no_bump = opts.no_bump;
+        r.meta.return_ttl = opts.return_ttl;
+        r.meta.return_hit_before = opts.return_hit_before;
+        r.meta.return_last_access = opts.return_last_access;
+        return single<detail::MetaGetCollector, void(std::error_code, MetaGetResult)>(
+            r, std::forward<Token>(token));
+    }
+    /// As meta_get with default options: the value, cas and flags, no side effects.
+    template <class Token>
+    auto meta_get(std::string_view key, Token&& token) {
+        return meta_get(key, MetaGetOptions{}, std::forward<Token>(token));
+    }
+
+    /// ms with mode, flags, ttl, compare-cas C and invalidate I. void(std::error_code,
+    /// Status): stored, not_stored (add/replace/append/prepend), exists (cas mismatch),
+    /// not_found (cas given, item gone), value_too_large, out_of_memory. Never retried.
+    template <class Token>
+    auto meta_set(std::string_view key, Bytes value, Ttl ttl, const MetaSetOptions& opts,
+                  Token&& token);
+
+    /// md with compare-cas C, and invalidate I + T<ttl> (mark stale instead of removing).
+    /// void(std::error_code, Status): deleted (also for a successful invalidate), not_found,
+    /// exists (cas mismatch). Retried on a lost connection, like del.
+    template <class Token>
+    auto meta_delete(std::string_view key, const MetaDeleteOptions& opts, Token&& token) {
+        detail::Request r;
+        r.code = detail::OpCode::meta_delete;
+        r.key = key;
+        r.cas = opts.compare_cas.value_or(0);
+        r.meta.invalidate = opts.invalidate;
+        if (opts.stale_ttl) r.meta.delete_ttl = detail::to_exptime(*opts.stale_ttl);
+        return single<detail::StatusCollector, void(std::error_code, Status)>(
+            r, std::forward<Token>(token));
     }
 
     // ---- every server ---------------------------------------------------------------------
@@ -476,6 +541,34 @@ auto Client::store(StoreMode mode, std::string_view key, Bytes value, Ttl ttl, S
             r.flags = opts.flags;
             r.cas = opts.cas;
             r.exptime = detail::to_exptime(ttl);
+            core->submit(core->server_for(key), *op, 0, r);
+            op->initiated();
+        },
+        token, std::move(value));
+}
+
+template <class Token>
+auto Client::meta_set(std::string_view key, Bytes value, Ttl ttl, const MetaSetOptions& opts,
+                      Token&& token) {
+    // As store(): the request keeps `value` alive until it completes.
+    return asio::async_initiate<Token, void(std::error_code, Status)>(
+        [core = core_, key, ttl, opts](auto handler, Bytes v) {
+            struct StoreCollector : detail::StatusCollector {
+                explicit StoreCollector(Bytes&& b) : bytes(std::move(b)) {}
+                Bytes bytes;
+            };
+            auto* op = make_op<StoreCollector>(core, std::move(handler), 1, std::move(v));
+            if (!op) return;
+            detail::Request r;
+            r.code = detail::OpCode::meta_set;
+            r.key = key;
+            r.value = op->collector().bytes.view();
+            r.value_is_stable = op->collector().bytes.owned();
+            r.flags = opts.flags;
+            r.cas = opts.compare_cas.value_or(0);
+            r.exptime = detail::to_exptime(ttl);
+            r.meta.invalidate = opts.invalidate;
+            r.meta.set_mode = static_cast<std::uint8_t>(opts.mode);
             core->submit(core->server_for(key), *op, 0, r);
             op->initiated();
         },

@@ -39,6 +39,7 @@ enum class errc {
     decode_failed,      ///< a stored value could not be turned back into the requested type:
                         ///< corrupt compressed data, a decompressed size over the cap (a
                         ///< decompression bomb), or a transcoder refusing the bytes or flags
+    fill_failed,        ///< a cache recipe's fill function threw (cache_recipes.hpp)
 };
 
 /// The "folsom" error category.

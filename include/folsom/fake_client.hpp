@@ -22,6 +22,8 @@
 /// does in place; flush_all with and without delay; multi-get; get and gat return cas 0 and
 /// gets and gats the item's cas, as over ASCII. The same keys (folsom::protocol::validate_key)
 /// and value sizes are refused, with the same errors, before anything is stored.
+/// As over ASCII, the meta-protocol operations (Client::meta_get, meta_set, meta_delete, and
+/// so the recipes of cache_recipes.hpp) fail with errc::unsupported.
 ///
 /// **Differences from a real server**, on purpose: nothing is ever evicted (there is no memory
 /// limit besides FakeOptions::max_value_size per value); cas values are small consecutive

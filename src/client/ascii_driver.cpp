@@ -139,7 +139,10 @@ std::error_code AsciiDriver::encode(const Request& r, protocol::OutputBuffer& ou
         case OpCode::verbosity:
             return ascii::encode_verbosity(out, r.level);
         case OpCode::noop:
-            return errc::unsupported;
+        case OpCode::meta_get:
+        case OpCode::meta_set:
+        case OpCode::meta_delete:
+            return errc::unsupported;  // meta protocol only
     }
     return errc::unsupported;
 }

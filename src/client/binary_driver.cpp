@@ -56,6 +56,9 @@ Opcode reply_opcode(const net::Command& c) {
         case OpCode::verbosity:
             return Opcode::verbosity;
         case OpCode::noop:
+        case OpCode::meta_get:  // never encoded (see encode)
+        case OpCode::meta_set:
+        case OpCode::meta_delete:
             return Opcode::noop;
     }
     return Opcode::noop;
@@ -160,6 +163,7 @@ void BinaryDriver::reset() noexcept {
 
 std::error_code BinaryDriver::encode(const Request& r, protocol::OutputBuffer& out,
                                      net::Command& cmd) {
+    if (is_meta_only(r.code)) return errc::unsupported;  // no binary form
     cmd.key_count = static_cast<std::uint32_t>(r.keys.size());
     cmd.with_cas = is_store(r.code) && r.cas != 0;
     cmd.opaque = next_opaque_;
@@ -249,6 +253,10 @@ std::error_code BinaryDriver::encode_command(const Request& r, protocol::OutputB
             return bin::encode_verbosity(out, r.level, opaque);
         case OpCode::noop:
             return bin::encode_noop(out, opaque);
+        case OpCode::meta_get:
+        case OpCode::meta_set:
+        case OpCode::meta_delete:
+            break;  // refused in encode()
     }
     return errc::unsupported;
 }

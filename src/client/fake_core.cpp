@@ -159,9 +159,13 @@ class Store {
             case OpCode::verbosity:
                 return Outcome{};
             case OpCode::noop:
+            case OpCode::meta_get:
+            case OpCode::meta_set:
+            case OpCode::meta_delete:
                 break;
         }
-        return Outcome::error(errc::unsupported);  // as the text protocol: no noop
+        // As the text protocol: no noop, and no meta commands.
+        return Outcome::error(errc::unsupported);
     }
 
   private:

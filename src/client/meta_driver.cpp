@@ -1,6 +1,7 @@
 #include "client/meta_driver.hpp"
 
 #include "folsom/error.hpp"
+#include "folsom/meta.hpp"
 #include "folsom/protocol/ascii_encoder.hpp"
 #include "folsom/protocol/key.hpp"
 #include "folsom/protocol/meta_encoder.hpp"
@@ -159,6 +160,41 @@ std::error_code MetaDriver::encode(const Request& r, protocol::OutputBuffer& out
             f.touch_ttl = r.exptime;
             return meta::encode_get(out, key, f);
         }
+        case OpCode::meta_get: {
+            meta::GetFlags f;
+            f.value = true;
+            f.cas = true;
+            f.client_flags = true;
+            f.ttl = r.meta.return_ttl;
+            f.hit_before = r.meta.return_hit_before;
+            f.last_access = r.meta.return_last_access;
+            f.no_bump = r.meta.no_bump;
+            f.touch_ttl = r.meta.touch_ttl;
+            f.vivify_ttl = r.meta.vivify_ttl;
+            f.recache_ttl = r.meta.recache_ttl;
+            return meta::encode_get(out, key, f);
+        }
+        case OpCode::meta_set: {
+            static_assert(static_cast<int>(MetaSetMode::prepend) ==
+                          static_cast<int>(meta::SetMode::prepend));
+            if (r.meta.set_mode > static_cast<std::uint8_t>(meta::SetMode::prepend))
+                return errc::invalid_argument;
+            meta::SetFlags f;
+            f.mode = static_cast<meta::SetMode>(r.meta.set_mode);
+            f.client_flags = r.flags;
+            if (r.exptime != 0) f.ttl = r.exptime;
+            if (r.cas != 0) f.compare_cas = r.cas;
+            f.invalidate = r.meta.invalidate;
+            return meta::encode_set(out, key, r.value, f, limits_,
+                                    r.value_is_stable ? scatter_threshold_ : ~std::size_t{0});
+        }
+        case OpCode::meta_delete: {
+            meta::DeleteFlags f;
+            if (r.cas != 0) f.compare_cas = r.cas;
+            f.invalidate = r.meta.invalidate;
+            f.ttl = r.meta.delete_ttl;
+            return meta::encode_delete(out, key, f);
+        }
         case OpCode::noop:
             return meta::encode_noop(out);
         case OpCode::flush_all:
@@ -289,7 +325,8 @@ bool MetaDriver::deliver(const meta::Reply& r, net::CommandQueue& inflight) {
     }
 
     if (is_error(r.kind)) {
-        complete_head(inflight, error_completion(r.kind, r.data, is_store(code)));
+        complete_head(inflight,
+                      error_completion(r.kind, r.data, is_store(code) || code == OpCode::meta_set));
         return true;
     }
     // Single commands carry no opaque: an echoed one means the reply is someone else's.
@@ -307,12 +344,22 @@ bool MetaDriver::deliver(const meta::Reply& r, net::CommandQueue& inflight) {
                 return false;
             }
             break;
+        case OpCode::meta_get:
+            // Always sent with v: a hit (or a vivified stub) is VA, a miss EN.
+            if (r.kind == K::miss) {
+                done.status = Status::not_found;
+            } else if (r.kind != K::value) {
+                return false;
+            }
+            done.meta = &r;
+            break;
         case OpCode::set:
         case OpCode::add:
         case OpCode::replace:
         case OpCode::append:
         case OpCode::prepend:
         case OpCode::cas:
+        case OpCode::meta_set:
             switch (r.kind) {
                 case K::hit:
                     done.status = Status::stored;
@@ -331,6 +378,7 @@ bool MetaDriver::deliver(const meta::Reply& r, net::CommandQueue& inflight) {
             }
             break;
         case OpCode::del:
+        case OpCode::meta_delete:
             switch (r.kind) {
                 case K::hit:
                     done.status = Status::deleted;

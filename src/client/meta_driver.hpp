@@ -13,6 +13,11 @@
 //   incr/decr                ma <key> [MD] D<delta> [N<ttl> J<initial>] v
 //   touch                    mg <key> T<ttl>             HD (touched) or EN (not found)
 //   noop                     mn
+//   meta_get                 mg <key> v c f [t] [h] [l] [u] [T<ttl>] [N<ttl>] [R<ttl>]
+//                            VA (hit, or a vivified stub) or EN; the whole reply (W/X/Z, ttl,
+//                            ...) goes to the operation in Completion::meta
+//   meta_set                 ms <key> <size> [M<mode>] [F<flags>] [T<ttl>] [C<cas>] [I]
+//   meta_delete              md <key> [C<cas>] [I] [T<ttl>]
 //   flush_all, stats, version, verbosity: no meta form; the classic text commands are sent on
 //                            the same connection and their replies decoded with the text
 //                            protocol's decoder (the driver keeps one decoder of each kind and

@@ -123,7 +123,7 @@ RetryingCore::RetryingCore(std::shared_ptr<detail::ClientCore> inner, std::size_
 
 void RetryingCore::submit(std::size_t server, detail::Operation& op, std::uint32_t part,
                           const detail::Request& request) {
-    if (!is_idempotent(request.code)) {
+    if (!is_idempotent(request)) {
         inner_->submit(server, op, part, request);
         return;
     }

@@ -15,9 +15,14 @@
 
 namespace folsom::cluster {
 
-/// Requests that may be sent twice: retrievals, touch and delete.
-constexpr bool is_idempotent(detail::OpCode c) noexcept {
-    return detail::is_retrieval(c) || c == detail::OpCode::touch || c == detail::OpCode::del;
+/// Requests that may be sent twice: retrievals, touch and delete (meta_delete too), and a
+/// meta_get that cannot hand out a win token (with N or R a repeat could take the token the
+/// lost reply carried, and nobody would recache until the item expires).
+constexpr bool is_idempotent(const detail::Request& r) noexcept {
+    using detail::OpCode;
+    if (r.code == OpCode::meta_get) return !r.meta.vivify_ttl && !r.meta.recache_ttl;
+    return detail::is_retrieval(r.code) || r.code == OpCode::touch || r.code == OpCode::del ||
+           r.code == OpCode::meta_delete;
 }
 
 class RetryingCore final : public detail::ClientCore {

@@ -117,4 +117,19 @@ TEST_F(Examples, FakeClientNeedsNoServer) {
     EXPECT_EQ(r.output.find("FAILED"), std::string::npos) << r.output;
 }
 
+TEST_F(Examples, StaleWhileRevalidate) {
+    auto r = run_example("07_stale_while_revalidate", server_.address());
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(r.output,
+              "cold: 1 filled, 4 waited, value price=100, backend calls 1\n"
+              "invalidated\n"
+              "stale: 5 served price=100 at once, 1 refreshing\n"
+              "refreshed: stored\n"
+              "fresh: price=101 (hit), backend calls 2\n");
+    // The server holds the refreshed price, as an ordinary (not stale) item.
+    EXPECT_EQ(folsom::test::raw_request(server_.port(), "get price:42\r\n", "END\r\n"),
+              "VALUE price:42 0 9\r\nprice=101\r\nEND\r\n");
+    EXPECT_EQ(folsom::test::raw_request(server_.port(), "mg price:42\r\n"), "HD\r\n");
+}
+
 }  // namespace

@@ -9,6 +9,7 @@
 #pragma once
 
 #include "folsom/detail/operation.hpp"
+#include "folsom/meta.hpp"
 #include "folsom/results.hpp"
 #include "folsom/status.hpp"
 #include "folsom/value.hpp"
@@ -40,6 +41,36 @@ class GetCollector {
   private:
     std::error_code ec_;
     std::optional<Value> value_;
+};
+
+/// meta_get: void(error_code, MetaGetResult), from the reply the driver hands on_complete.
+class MetaGetCollector {
+  public:
+    void on_value(std::uint32_t, std::uint32_t, const ValueView&) {}
+    void on_stat(std::uint32_t, std::string_view, std::string_view) {}
+    void on_complete(std::uint32_t, const Completion& c) {
+        ec_ = c.ec;
+        if (ec_ || !c.meta) return;
+        const protocol::meta::Reply& r = *c.meta;
+        result_.cas = r.cas.value_or(0);
+        result_.flags = r.client_flags.value_or(0);
+        if (r.kind == protocol::meta::ReplyKind::value)
+            result_.value = Value{std::string(r.data), result_.flags, result_.cas};
+        result_.win = r.win;
+        result_.stale = r.stale;
+        result_.win_sent = r.win_sent;
+        result_.ttl = r.ttl;
+        result_.hit_before = r.hit_before;
+        result_.last_access = r.last_access;
+    }
+    std::tuple<std::error_code, MetaGetResult> result() {
+        if (ec_) return {ec_, MetaGetResult{}};
+        return {ec_, std::move(result_)};
+    }
+
+  private:
+    std::error_code ec_;
+    MetaGetResult result_;
 };
 
 /// Stores, delete, touch, flush on one server: void(error_code, Status).

@@ -7,6 +7,7 @@
 // Operation delivers its result to the user and destroys itself.
 #pragma once
 
+#include "folsom/protocol/meta_decoder.hpp"
 #include "folsom/status.hpp"
 #include "folsom/value.hpp"
 
@@ -38,6 +39,11 @@ enum class OpCode : std::uint8_t {
     version,
     verbosity,
     noop,
+    // Meta protocol only (mg/ms/md with their stampede flags): the other drivers refuse them
+    // with errc::unsupported before anything is sent.
+    meta_get,
+    meta_set,
+    meta_delete,
 };
 
 constexpr bool is_retrieval(OpCode c) noexcept {
@@ -46,6 +52,26 @@ constexpr bool is_retrieval(OpCode c) noexcept {
 constexpr bool is_store(OpCode c) noexcept {
     return c >= OpCode::set && c <= OpCode::cas;
 }
+
+/// True for the operations only the meta protocol can carry.
+constexpr bool is_meta_only(OpCode c) noexcept {
+    return c == OpCode::meta_get || c == OpCode::meta_set || c == OpCode::meta_delete;
+}
+
+/// The meta flags of meta_get / meta_set / meta_delete that have no field in Request. Ttls are
+/// memcached exptimes (see to_exptime), except recache_ttl, a number of seconds.
+struct MetaArgs {
+    std::optional<std::uint32_t> vivify_ttl;   ///< mg N<ttl>
+    std::optional<std::uint32_t> recache_ttl;  ///< mg R<ttl>
+    std::optional<std::uint32_t> touch_ttl;    ///< mg T<ttl>
+    std::optional<std::uint32_t> delete_ttl;   ///< md T<ttl> (with invalidate)
+    bool no_bump = false;                      ///< mg u
+    bool return_ttl = false;                   ///< mg t
+    bool return_hit_before = false;            ///< mg h
+    bool return_last_access = false;           ///< mg l
+    bool invalidate = false;                   ///< ms I / md I
+    std::uint8_t set_mode = 0;                 ///< ms M: a protocol::meta::SetMode
+};
 
 /// One command to encode. Views are valid only during the encode call.
 struct Request {
@@ -65,6 +91,7 @@ struct Request {
     /// One part of a request to every server (delete_all, stats, ...): it belongs to the
     /// server it was sent to, so a retry must not route its key afresh.
     bool to_every_server = false;
+    MetaArgs meta;                         ///< meta_get / meta_set / meta_delete
 };
 
 /// How one part ended. Views are valid only during the on_complete call.
@@ -73,6 +100,9 @@ struct Completion {
     Status status = Status::ok;
     std::uint64_t number = 0;  ///< incr/decr result
     std::string_view text;     ///< version text, or the server's error text
+    /// meta_get: the server's reply (value, cas, W/X/Z, ...); null for every other command
+    /// and on error. Valid only during the on_complete call.
+    const protocol::meta::Reply* meta = nullptr;
 };
 
 /// A Completion that carries only an error.
