@@ -167,6 +167,7 @@ DecodeStep AsciiDriver::decode(std::string_view input, net::CommandQueue& inflig
         switch (reply.kind) {
             case K::value:
                 if (!is_retrieval(code)) goto out_of_step;
+                ++head.hits;
                 head.op->on_value(head.part, Operation::unknown_position,
                                   ValueView{reply.key, reply.data, reply.flags, reply.cas});
                 break;
@@ -176,31 +177,28 @@ DecodeStep AsciiDriver::decode(std::string_view input, net::CommandQueue& inflig
                 break;
             case K::end: {
                 if (!is_retrieval(code) && code != OpCode::stats) goto out_of_step;
-                net::Command c = inflight.pop_front();
-                c.op->on_complete(c.part, Completion{});
+                inflight.complete_front(Completion{});
                 break;
             }
             case K::error:
             case K::client_error:
             case K::server_error: {
                 // The server refused this command; the stream is still in step.
-                net::Command c = inflight.pop_front();
                 Completion done;
                 done.ec = reply.kind == K::client_error   ? errc::client_error
                           : reply.kind == K::server_error ? errc::server_error
                                                           : errc::unsupported;
                 done.text = reply.data;
-                c.op->on_complete(c.part, done);
+                inflight.complete_front(done);
                 break;
             }
             default: {
                 if (!status_fits(code, reply.kind)) goto out_of_step;
-                net::Command c = inflight.pop_front();
                 Completion done;
                 done.status = to_status(reply.kind);
                 done.number = reply.number;
                 done.text = reply.data;
-                c.op->on_complete(c.part, done);
+                inflight.complete_front(done);
                 break;
             }
         }

@@ -19,8 +19,25 @@ struct Command {
     /// Stores: sent with a cas. The binary protocol answers "add on an existing key" and "cas
     /// mismatch" with the same status, so the driver must remember which question it asked.
     bool with_cas = false;
-    std::uint32_t opaque = 0;   ///< binary/meta: matches replies; ascii: unused
+    std::uint32_t opaque = 0;     ///< binary/meta: matches replies; ascii: unused
     std::uint32_t key_count = 0;  ///< retrievals: keys in this command
+    /// Retrievals: values delivered so far (drivers count them, for metrics' hits and misses).
+    std::uint32_t hits = 0;
+    /// Lost with its connection, this command is retried (Request::retryable): metrics count
+    /// it as a retry, not as a completed request.
+    bool retryable = false;
+    /// When the command was queued (steady clock, ns); set only when metrics are on.
+    std::int64_t queued_ns = 0;
+};
+
+/// Told about every command that completes from a queue that has one (see
+/// CommandQueue::set_observer); the connection uses it to report metrics.
+class CompletionObserver {
+  public:
+    virtual void completed(const Command& c, const detail::Completion& done) noexcept = 0;
+
+  protected:
+    ~CompletionObserver() = default;
 };
 
 class CommandQueue {
@@ -39,6 +56,17 @@ class CommandQueue {
         --size_;
         return c;
     }
+    /// Pops the front command and completes its part with `done`, telling the observer (when
+    /// one is set) first, so that what it records is visible before the caller's result is.
+    void complete_front(const detail::Completion& done) {
+        const Command c = pop_front();
+        if (observer_) observer_->completed(c, done);
+        c.op->on_complete(c.part, done);
+    }
+    /// Set once, before use: who hears about completions (null: nobody).
+    void set_observer(CompletionObserver* o) noexcept { observer_ = o; }
+    CompletionObserver* observer() const noexcept { return observer_; }
+
     /// Moves every command of `other` to the back of this queue, leaving `other` empty.
     void splice_back(CommandQueue& other) {
         while (!other.empty())
@@ -56,6 +84,7 @@ class CommandQueue {
     std::vector<Command> slots_;
     std::size_t head_ = 0;
     std::size_t size_ = 0;
+    CompletionObserver* observer_ = nullptr;
 };
 
 }  // namespace folsom::net

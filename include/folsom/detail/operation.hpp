@@ -62,6 +62,9 @@ struct Request {
     std::string_view group;                ///< stats group
     std::optional<std::uint32_t> delay;    ///< flush_all delay
     std::uint32_t level = 0;               ///< verbosity
+    /// Lost with its connection, this request will be retried (set by the retrying layer for
+    /// its first attempt): metrics then count a retry rather than a completed request.
+    bool retryable = false;
 };
 
 /// How one part ended. Views are valid only during the on_complete call.
