@@ -48,6 +48,12 @@ class LatencyHistogram {
         sum_ns_.fetch_add(ns, std::memory_order_relaxed);
     }
 
+    void reset() noexcept {
+        for (auto& b : buckets_)
+            b.store(0, std::memory_order_relaxed);
+        sum_ns_.store(0, std::memory_order_relaxed);
+    }
+
     /// A plain copy, for computing quantiles.
     struct Counts {
         std::array<std::uint64_t, bucket_count> buckets{};

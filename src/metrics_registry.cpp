@@ -68,6 +68,23 @@ struct MetricsRegistry::Slot {
                 static_cast<std::uint64_t>(std::max<std::int64_t>(r.latency.count(), 0)));
     }
 
+    void reset() noexcept {
+        auto zero = [](auto& counters) {
+            for (auto& c : counters)
+                c.store(0, std::memory_order_relaxed);
+        };
+        for (Op& o : ops) {
+            zero(o.outcomes);
+            zero(o.errors);
+            for (auto* c : {&o.keys, &o.hits, &o.misses, &o.retries})
+                c->store(0, std::memory_order_relaxed);
+            o.latency.reset();
+        }
+        bytes_sent.store(0, std::memory_order_relaxed);
+        bytes_received.store(0, std::memory_order_relaxed);
+        zero(events);
+    }
+
     /// Copies the counters; `latency` receives the merged histogram of every operation.
     ServerSnapshot read(LatencyHistogram::Counts& latency) const {
         ServerSnapshot s;
@@ -262,6 +279,14 @@ MetricsSnapshot MetricsRegistry::snapshot() const {
     }
     t.latency = summarize(all);
     return out;
+}
+
+void MetricsRegistry::reset() noexcept {
+    const std::uint32_t n = count_.load(std::memory_order_acquire);
+    for (std::uint32_t i = 0; i < n; ++i)
+        slots_[i].load(std::memory_order_acquire)->reset();
+    if (Slot* other = slots_[capacity_].load(std::memory_order_acquire)) other->reset();
+    unrouted_->reset();
 }
 
 std::string MetricsRegistry::prometheus_text() const {

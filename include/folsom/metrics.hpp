@@ -39,25 +39,25 @@ namespace folsom {
 
 /// The operation a request record is about (the memcached command family).
 enum class MetricOp : std::uint8_t {
-    get,
-    gets,
-    gat,
-    gats,
-    set,
-    add,
-    replace,
-    append,
-    prepend,
-    cas,
-    del,  ///< "delete"
-    incr,
-    decr,
-    touch,
-    flush_all,
-    stats,
-    version,
-    verbosity,
-    noop,
+    get,        ///< get
+    gets,       ///< gets (get with cas)
+    gat,        ///< gat (get and touch)
+    gats,       ///< gats (gat with cas)
+    set,        ///< set
+    add,        ///< add
+    replace,    ///< replace
+    append,     ///< append
+    prepend,    ///< prepend
+    cas,        ///< cas
+    del,        ///< delete
+    incr,       ///< incr
+    decr,       ///< decr
+    touch,      ///< touch
+    flush_all,  ///< flush_all
+    stats,      ///< stats
+    version,    ///< version
+    verbosity,  ///< verbosity
+    noop,       ///< noop (binary and meta)
 };
 /// Number of MetricOp values (for arrays indexed by operation).
 inline constexpr std::size_t metric_op_count = 19;

@@ -131,6 +131,11 @@ class MetricsRegistry final : public Metrics {
 
     /// A copy of every counter (see the thread-safety note in metrics_registry.hpp).
     MetricsSnapshot snapshot() const;
+    /// Sets every counter and histogram back to zero (servers stay known; the outstanding
+    /// gauge is kept), e.g. between a warm-up and a measured phase. Exact when no request
+    /// completes meanwhile; otherwise such a request may be counted in part. Prometheus reads
+    /// the drop as a counter reset.
+    void reset() noexcept;
     /// to_prometheus(snapshot()).
     std::string prometheus_text() const;
 

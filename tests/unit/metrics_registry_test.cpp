@@ -199,6 +199,27 @@ TEST(MetricsRegistry, LatencyQuantilesPerOperationAndMerged) {
     EXPECT_NEAR(s.servers[0].latency.sum, 98 * 100e-6 + 50e-3 + 2.0, 1e-6);
 }
 
+TEST(MetricsRegistry, ResetZeroesCountersButKeepsServersAndOutstanding) {
+    MetricsRegistry m;
+    const auto a = m.add_server("a:1");
+    complete(m, record(a, MetricOp::get, Outcome::miss));
+    m.request_sent(a, MetricOp::get);
+    m.bytes_sent(a, 10);
+    m.connection_event(a, ConnectionEvent::connected);
+    m.reset();
+    auto s = m.snapshot();
+    ASSERT_EQ(s.servers.size(), 1u);
+    EXPECT_EQ(s.servers[0].requests, 0u);
+    EXPECT_EQ(s.servers[0].latency.count, 0u);
+    EXPECT_EQ(s.servers[0].bytes_sent, 0u);
+    EXPECT_EQ(s.servers[0].connects, 0u);
+    EXPECT_EQ(s.servers[0].outstanding, 1);
+    m.request_completed(record(a, MetricOp::get, Outcome::hit));
+    s = m.snapshot();
+    EXPECT_EQ(s.servers[0].requests, 1u);
+    EXPECT_EQ(s.servers[0].outstanding, 0);
+}
+
 TEST(MetricsRegistry, ServersPastTheLimitShareOneSeries) {
     MetricsRegistry m(2);
     const auto a = m.add_server("a:1");
