@@ -412,11 +412,13 @@ class Client {
     template <class Collector, class Handler, class... Args>
     static detail::AsyncOp<Collector, std::decay_t<Handler>>* make_op(
         const std::shared_ptr<detail::ClientCore>& core, Handler&& h, std::uint32_t parts,
-        Args&&... args) {
+        const detail::TraceInfo& trace, Args&&... args) {
         const bool acquired = core->try_acquire();
         auto* op = detail::AsyncOp<Collector, std::decay_t<Handler>>::create(
             std::forward<Handler>(h), core, acquired, parts, std::forward<Args>(args)...);
+        op->trace(trace);
         if (!acquired) {
+            if (Metrics* m = core->metrics()) report_overloaded(*m, trace, parts);
             // Fail every part at once; the initiator's reference then posts the result.
             for (std::uint32_t p = 0; p < parts; ++p)
                 op->on_complete(p, detail::failure(make_error_code(errc::overloaded)));
@@ -424,12 +426,27 @@ class Client {
         return acquired ? op : (op->initiated(), nullptr);
     }
 
+    /// Counts requests refused for backpressure (they never reach a server).
+    static void report_overloaded(Metrics& m, const detail::TraceInfo& trace,
+                                  std::uint32_t parts) noexcept {
+        RequestRecord rec;
+        rec.server = Metrics::no_server;
+        rec.op = detail::to_metric_op(trace.code);
+        rec.outcome = Outcome::error;
+        rec.error = make_error_code(errc::overloaded);
+        rec.keys =
+            detail::is_retrieval(trace.code) ? static_cast<std::uint32_t>(trace.key_count) : 0;
+        for (std::uint32_t p = 0; p < parts; ++p)
+            m.request_completed(rec);
+    }
+
     /// One request to the server that owns r.key.
     template <class Collector, class Signature, class Token>
     auto single(const detail::Request& r, Token&& token) {
         return asio::async_initiate<Token, Signature>(
             [core = core_](auto handler, const detail::Request& req) {
-                auto* op = make_op<Collector>(core, std::move(handler), 1);
+                auto* op = make_op<Collector>(core, std::move(handler), 1,
+                                              detail::TraceInfo{req.code, req.key, 1, true});
                 if (!op) return;
                 core->submit(core->server_for(req.key), *op, 0, req);
                 op->initiated();
@@ -447,7 +464,8 @@ class Client {
         return asio::async_initiate<Token, void(std::error_code, std::optional<Value>)>(
             [core = core_](auto handler, detail::Request req) {
                 req.keys = std::span<const std::string_view>(&req.key, 1);
-                auto* op = make_op<detail::GetCollector>(core, std::move(handler), 1);
+                auto* op = make_op<detail::GetCollector>(
+                    core, std::move(handler), 1, detail::TraceInfo{req.code, req.key, 1, true});
                 if (!op) return;
                 core->submit(core->server_for(req.key), *op, 0, req);
                 op->initiated();
@@ -497,8 +515,9 @@ class Client {
                 names.reserve(n);
                 for (auto s : servers)
                     names.push_back(core->server_name(s));
-                auto* op = make_op<detail::NodeCollector<T>>(core, std::move(handler), n,
-                                                             std::move(names));
+                auto* op = make_op<detail::NodeCollector<T>>(
+                    core, std::move(handler), n, detail::TraceInfo{req.code, {}, 0, false},
+                    std::move(names));
                 if (!op) return;
                 if (refused) {
                     op->collector().refuse(refused);
@@ -530,11 +549,13 @@ auto Client::store(StoreMode mode, std::string_view key, Bytes value, Ttl ttl, S
                 explicit StoreCollector(Bytes&& b) : bytes(std::move(b)) {}
                 Bytes bytes;
             };
-            auto* op = make_op<StoreCollector>(core, std::move(handler), 1, std::move(v));
+            const auto code = static_cast<detail::OpCode>(static_cast<int>(detail::OpCode::set) +
+                                                          static_cast<int>(mode));
+            auto* op = make_op<StoreCollector>(core, std::move(handler), 1,
+                                               detail::TraceInfo{code, key, 1, true}, std::move(v));
             if (!op) return;
             detail::Request r;
-            r.code = static_cast<detail::OpCode>(static_cast<int>(detail::OpCode::set) +
-                                                 static_cast<int>(mode));
+            r.code = code;
             r.key = key;
             r.value = op->collector().bytes.view();
             r.value_is_stable = op->collector().bytes.owned();
@@ -582,8 +603,12 @@ void Client::start_multi(const std::shared_ptr<detail::ClientCore>& core, detail
     using Op = detail::AsyncOp<detail::MultiGetCollector, std::decay_t<Handler>>;
     const bool acquired = core->try_acquire();
     Op* op = Op::create(std::forward<Handler>(handler), core, acquired, 0, keys);
+    detail::TraceInfo trace{code, keys.empty() ? std::string_view{} : keys.front(), keys.size(),
+                            false, true};
+    op->trace(trace);
     auto& c = op->collector();
     if (!acquired) {
+        if (Metrics* m = core->metrics()) report_overloaded(*m, trace, 1);
         c.plan(std::vector<std::uint32_t>(keys.size(), 0), ~std::size_t{0});
         op->add_parts(c.part_count());
         for (std::uint32_t p = 0; p < c.part_count(); ++p)
@@ -621,7 +646,12 @@ class GetViewOp final : public Operation {
     void on_value(std::uint32_t, std::uint32_t, const ValueView& v) override {
         if (delivered_) return;
         delivered_ = true;
+        if (span_) end_span(SpanEnd{Outcome::hit, {}, 1});
         cb_(std::error_code{}, &v);
+    }
+    /// Opens the span (when the core has a tracer). Call before initiated().
+    void trace(const TraceInfo& info) {
+        if (core_->tracer()) span_ = open_span(*core_, info);
     }
     void on_stat(std::uint32_t, std::string_view, std::string_view) override {}
     void on_complete(std::uint32_t, const Completion& c) override {
@@ -651,6 +681,8 @@ class GetViewOp final : public Operation {
         std::shared_ptr<ClientCore> core = std::move(core_);
         core->release();
         const bool delivered = delivered_;
+        if (span_ && !delivered)
+            end_span(ec_ ? SpanEnd{Outcome::error, ec_, 0} : SpanEnd{Outcome::miss, {}, 0});
         auto deliver = [cb = std::move(cb_), ec = ec_]() mutable { cb(ec, nullptr); };
         destroy(this);
         if (delivered) return;
@@ -659,8 +691,13 @@ class GetViewOp final : public Operation {
         else
             deliver();
     }
+    void end_span(const SpanEnd& e) noexcept {
+        span_->end(e);
+        span_.reset();
+    }
     Callback cb_;
     std::shared_ptr<ClientCore> core_;
+    std::unique_ptr<Span> span_;  // null unless a tracer is set
     std::error_code ec_;
     bool delivered_ = false;
 };
@@ -668,7 +705,11 @@ class GetViewOp final : public Operation {
 
 template <class Callback>
 void Client::get_view(std::string_view key, Callback&& callback) {
+    const detail::TraceInfo trace{detail::OpCode::get, key, 1, true};
     if (!core_->try_acquire()) {
+        if (auto span = detail::open_span(*core_, trace))
+            span->end(SpanEnd{Outcome::error, make_error_code(errc::overloaded), 0});
+        if (Metrics* m = core_->metrics()) report_overloaded(*m, trace, 1);
         asio::post(core_->executor(), [cb = std::forward<Callback>(callback)]() mutable {
             cb(make_error_code(errc::overloaded), nullptr);
         });
@@ -676,6 +717,7 @@ void Client::get_view(std::string_view key, Callback&& callback) {
     }
     auto* op =
         detail::GetViewOp<std::decay_t<Callback>>::create(std::forward<Callback>(callback), core_);
+    op->trace(trace);
     detail::Request r;
     r.code = detail::OpCode::get;
     r.key = key;

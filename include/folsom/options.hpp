@@ -24,6 +24,8 @@ namespace folsom {
 namespace cluster {
 class Discovery;  // cluster/discovery.hpp
 }
+class Metrics;  // metrics.hpp
+class Tracer;   // tracing.hpp
 
 /// The wire protocol. Every Client operation works over all three, except that only binary and
 /// meta can create a missing counter (incr/decr with an initial value; ascii: errc::unsupported)
@@ -167,6 +169,17 @@ struct Options {
     /// for that connection with errc::auth_failed, and the connection retries with the usual
     /// growing backoff (requests in between fail fast with errc::not_connected).
     std::optional<SaslCredentials> sasl = std::nullopt;
+
+    // ---- observability (docs/observability.md) ----------------------------------------
+
+    /// Per-server telemetry: every request, its latency and outcome, bytes, connection events
+    /// (metrics.hpp; MetricsRegistry is a ready-made implementation with Prometheus output).
+    /// Unset: no cost beyond a null check.
+    std::shared_ptr<Metrics> metrics{};
+
+    /// One span per operation (tracing.hpp), e.g. bridged to OpenTelemetry. Unset: no cost
+    /// beyond a null check.
+    std::shared_ptr<Tracer> tracer{};
 };
 
 }  // namespace folsom

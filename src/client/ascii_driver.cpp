@@ -167,10 +167,8 @@ namespace {
 
 /// Completes and pops the commands at the front that joined the wire command just answered.
 void complete_joined(net::CommandQueue& inflight, const Completion& done) {
-    while (!inflight.empty() && inflight.front().joined != 0) {
-        net::Command c = inflight.pop_front();
-        c.op->on_complete(c.part, done);
-    }
+    while (!inflight.empty() && inflight.front().joined != 0)
+        inflight.complete_front(done);
 }
 
 Completion refusal(ascii::ReplyKind k, std::string_view text) {
@@ -202,23 +200,19 @@ bool AsciiDriver::decode_keyed(const ascii::Reply& reply, net::CommandQueue& inf
             if (++skipped == inflight.size() || inflight.at(skipped).joined == 0) return false;
         }
         // The keys before it were misses (memcached answers only hits).
-        for (; skipped > 0; --skipped) {
-            net::Command c = inflight.pop_front();
-            c.op->on_complete(c.part, Completion{});
-        }
-        net::Command c = inflight.pop_front();
+        for (; skipped > 0; --skipped)
+            inflight.complete_front(Completion{});
+        net::Command& c = inflight.front();
+        ++c.hits;
         c.op->on_value(c.part, Operation::unknown_position,
                        ValueView{reply.key, reply.data, reply.flags, reply.cas});
-        c.op->on_complete(c.part, Completion{});
+        inflight.complete_front(Completion{});
         group_open_ = true;
         return true;
     }
     // END (or a refusal) closes the wire command: its remaining keys missed (or failed).
     const Completion done = reply.kind == K::end ? Completion{} : refusal(reply.kind, reply.data);
-    if (!group_open_) {
-        net::Command c = inflight.pop_front();
-        c.op->on_complete(c.part, done);
-    }
+    if (!group_open_) inflight.complete_front(done);
     complete_joined(inflight, done);
     group_open_ = false;
     return true;
@@ -260,6 +254,7 @@ DecodeStep AsciiDriver::decode(std::string_view input, net::CommandQueue& inflig
         switch (reply.kind) {
             case K::value:
                 if (!is_retrieval(code)) goto out_of_step;
+                ++head.hits;
                 head.op->on_value(head.part, Operation::unknown_position,
                                   ValueView{reply.key, reply.data, reply.flags, reply.cas});
                 break;
@@ -269,26 +264,23 @@ DecodeStep AsciiDriver::decode(std::string_view input, net::CommandQueue& inflig
                 break;
             case K::end: {
                 if (!is_retrieval(code) && code != OpCode::stats) goto out_of_step;
-                net::Command c = inflight.pop_front();
-                c.op->on_complete(c.part, Completion{});
+                inflight.complete_front(Completion{});
                 break;
             }
             case K::error:
             case K::client_error:
             case K::server_error: {
                 // The server refused this command; the stream is still in step.
-                net::Command c = inflight.pop_front();
-                c.op->on_complete(c.part, refusal(reply.kind, reply.data));
+                inflight.complete_front(refusal(reply.kind, reply.data));
                 break;
             }
             default: {
                 if (!status_fits(code, reply.kind)) goto out_of_step;
-                net::Command c = inflight.pop_front();
                 Completion done;
                 done.status = to_status(reply.kind);
                 done.number = reply.number;
                 done.text = reply.data;
-                c.op->on_complete(c.part, done);
+                inflight.complete_front(done);
                 break;
             }
         }

@@ -135,8 +135,7 @@ ValueView view_of(const bin::Response& r) {
 }
 
 void complete_head(net::CommandQueue& inflight, const Completion& done) {
-    net::Command c = inflight.pop_front();
-    c.op->on_complete(c.part, done);
+    inflight.complete_front(done);
 }
 
 }  // namespace
@@ -297,9 +296,10 @@ bool BinaryDriver::deliver(const bin::Response& r, net::CommandQueue& inflight) 
     if (is_multi(head)) {
         if (offset < head.key_count) {
             if (r.opcode != reply_opcode(head)) return false;
-            if (r.status == ResponseStatus::no_error)
+            if (r.status == ResponseStatus::no_error) {
+                ++head.hits;
                 head.op->on_value(head.part, offset, view_of(r));
-            else if (r.status != ResponseStatus::key_not_found && !multi_error_)
+            } else if (r.status != ResponseStatus::key_not_found && !multi_error_)
                 multi_error_ = to_error(r.status);  // the other keys still answer; NOOP ends it
             return true;
         }
@@ -316,6 +316,7 @@ bool BinaryDriver::deliver(const bin::Response& r, net::CommandQueue& inflight) 
 
     if (is_retrieval(code)) {
         if (r.status == ResponseStatus::no_error) {
+            ++head.hits;
             head.op->on_value(head.part, 0, view_of(r));
             complete_head(inflight, Completion{});
         } else if (r.status == ResponseStatus::key_not_found) {

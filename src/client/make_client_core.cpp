@@ -42,6 +42,7 @@ std::shared_ptr<ClientCore> make_client_core(asio::any_io_executor ex, const Opt
         core = std::make_shared<cluster::RetryingCore>(std::move(core),
                                                        options.max_outstanding_requests);
     core->set_key_prefix_size(options.key_prefix.size());
+    core->set_observers(options.metrics, options.tracer);
     return core;
 }
 

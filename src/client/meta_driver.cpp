@@ -47,8 +47,7 @@ meta::SetMode set_mode(OpCode c) {
 }
 
 void complete_head(net::CommandQueue& inflight, const Completion& done) {
-    net::Command c = inflight.pop_front();
-    c.op->on_complete(c.part, done);
+    inflight.complete_front(done);
 }
 
 /// An ERROR / CLIENT_ERROR / SERVER_ERROR reply as a Completion. For a store, the two
@@ -302,8 +301,10 @@ bool MetaDriver::deliver(const meta::Reply& r, net::CommandQueue& inflight) {
                 // Each quiet mg names its position in the opaque.
                 const auto position = r.opaque_number();
                 if (!position || *position >= head.key_count) return false;
-                if (r.kind == K::value)
+                if (r.kind == K::value) {
+                    ++head.hits;
                     head.op->on_value(head.part, static_cast<std::uint32_t>(*position), view_of(r));
+                }
                 return true;
             }
             case K::noop: {
@@ -339,6 +340,7 @@ bool MetaDriver::deliver(const meta::Reply& r, net::CommandQueue& inflight) {
         case OpCode::gat:
         case OpCode::gats:
             if (r.kind == K::value) {
+                ++head.hits;
                 head.op->on_value(head.part, 0, view_of(r));
             } else if (r.kind != K::miss) {
                 return false;

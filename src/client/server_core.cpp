@@ -1,5 +1,6 @@
 #include "client/server_core.hpp"
 
+#include "folsom/detail/observe.hpp"
 #include "folsom/error.hpp"
 
 #include <algorithm>
@@ -19,6 +20,16 @@ ServerCore::ServerCore(asio::any_io_executor ex, const Options& options,
 
 ServerCore::~ServerCore() {
     shutdown();
+}
+
+void ServerCore::report_unroutable(Metrics& m, const Request& request) noexcept {
+    RequestRecord r;
+    r.server = Metrics::no_server;
+    r.op = to_metric_op(request.code);
+    r.outcome = Outcome::error;
+    r.error = make_error_code(errc::not_connected);
+    r.keys = is_retrieval(request.code) ? static_cast<std::uint32_t>(request.keys.size()) : 0;
+    m.request_completed(r);
 }
 
 const std::string& ServerCore::server_name(std::size_t i) const noexcept {
@@ -153,11 +164,14 @@ namespace {
 class ReadyWaiter : public std::enable_shared_from_this<ReadyWaiter> {
   public:
     ReadyWaiter(std::shared_ptr<ServerCore> core, asio::any_io_executor ex,
-                std::chrono::steady_clock::time_point deadline,
-                std::function<bool()> ready, std::function<bool()> closed,
-                std::function<void(std::error_code)> done)
-        : core_(std::move(core)), timer_(ex), deadline_(deadline), ready_(std::move(ready)),
-          closed_(std::move(closed)), done_(std::move(done)) {}
+                std::chrono::steady_clock::time_point deadline, std::function<bool()> ready,
+                std::function<bool()> closed, std::function<void(std::error_code)> done)
+        : core_(std::move(core)),
+          timer_(ex),
+          deadline_(deadline),
+          ready_(std::move(ready)),
+          closed_(std::move(closed)),
+          done_(std::move(done)) {}
 
     void poll() {
         std::error_code ec;
@@ -197,10 +211,9 @@ void ServerCore::notify_when_ready(std::chrono::milliseconds timeout,
         std::lock_guard lk(mu_);
         return shut_down_;
     };
-    auto waiter = std::make_shared<ReadyWaiter>(self, ex_,
-                                                std::chrono::steady_clock::now() + timeout,
-                                                std::move(ready), std::move(closed),
-                                                std::move(done));
+    auto waiter =
+        std::make_shared<ReadyWaiter>(self, ex_, std::chrono::steady_clock::now() + timeout,
+                                      std::move(ready), std::move(closed), std::move(done));
     // Never complete inside the call: the first look happens on the executor.
     asio::post(ex_, [waiter] { waiter->poll(); });
 }

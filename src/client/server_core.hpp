@@ -4,6 +4,7 @@
 
 #include "folsom/detail/client_core.hpp"
 #include "folsom/error.hpp"
+#include "folsom/metrics.hpp"
 #include "folsom/options.hpp"
 #include "folsom/server_address.hpp"
 
@@ -45,6 +46,7 @@ class ServerCore final : public ClientCore, public std::enable_shared_from_this<
             p->submit(op, part, request);
             return;
         }
+        if (Metrics* m = options_.metrics.get()) report_unroutable(*m, request);
         op.on_complete(part, failure(make_error_code(errc::not_connected)));
     }
 
@@ -65,6 +67,9 @@ class ServerCore final : public ClientCore, public std::enable_shared_from_this<
     std::vector<ServerAddress> servers() const;
 
   private:
+    /// Counts a request that had no server to go to (Metrics::no_server).
+    static void report_unroutable(Metrics& m, const Request& request) noexcept;
+
     const cluster::RoutingTable& table() const noexcept {
         return *table_.load(std::memory_order_acquire);
     }

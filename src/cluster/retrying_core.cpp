@@ -34,6 +34,7 @@ class RetryShim final : public detail::Operation {
     void on_complete(std::uint32_t, const detail::Completion& c) override {
         if (!retried_ && c.ec == errc::connection_lost) {
             retried_ = true;
+            request_.retryable = false;  // the last attempt: metrics count how it ends
             // A single key is routed afresh: with failover its server may now be another one
             // (the failed connection has already told its server's health). A multi-get part
             // stays on its server (its keys were grouped by it), and so does a part of a
@@ -94,6 +95,7 @@ class RetryShim final : public detail::Operation {
         }
         request_.value = {};
         request_.group = {};
+        request_.retryable = true;
     }
 
     void drop() {

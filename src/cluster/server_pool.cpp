@@ -1,5 +1,7 @@
 #include "cluster/server_pool.hpp"
 
+#include "folsom/metrics.hpp"
+
 #include "client/protocol_driver.hpp"
 
 namespace folsom::cluster {
@@ -81,12 +83,15 @@ ServerPool::ServerPool(asio::any_io_executor ex, ServerAddress address, std::siz
     : address_(std::move(address)), id_(id), name_(address_.to_string()) {
     const std::size_t n = std::max<std::size_t>(options.connections_per_server, 1);
     health_ = std::make_shared<ServerHealth>(name_, n, options);
+    // Every connection of a server reports under one id (one series per server).
+    const std::uint32_t metrics_id = options.metrics ? options.metrics->add_server(name_) : 0;
     connections_.reserve(n);
     for (std::size_t i = 0; i < n; ++i) {
         auto c = std::make_shared<net::Connection>(ex, address_.host, address_.port, options,
                                                    detail::make_protocol_driver(options));
         c->set_state_listener(
             [h = health_, i](net::ConnectionState s) { h->on_connection_state(i, s); });
+        if (options.metrics) c->set_metrics(options.metrics.get(), metrics_id);
         connections_.push_back(std::move(c));
     }
 }

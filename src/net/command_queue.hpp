@@ -28,14 +28,32 @@ struct Command {
     bool with_cas = false;
     /// Set by the driver's encode/join: the queue keeps a copy of the request's key (key()).
     bool keep_key = false;
+    /// Lost with its connection, this command is retried (Request::retryable): metrics count
+    /// it as a retry, not as a completed request.
+    bool retryable = false;
+    std::uint32_t opaque = 0;     ///< binary/meta: matches replies; ascii: unused
+    std::uint32_t key_count = 0;  ///< retrievals: keys in this command
+    /// Retrievals: values delivered so far (drivers count them, for metrics' hits and misses).
+    std::uint32_t hits = 0;
+    /// The kept key's position in the queue's key arena (modulo 2^32, like the arena's base).
+    std::uint32_t key_at = 0;
     std::uint8_t key_length = 0;  ///< of the kept key (keys are at most 250 bytes)
     /// ASCII: how many commands before this one share its wire command (0: it starts one).
     /// Adjacent single-key gets are sent as one "get k1 k2 ...": the first has joined == 0,
     /// the others 1, 2, ... (see ProtocolDriver::join).
     std::uint16_t joined = 0;
-    std::uint32_t opaque = 0;     ///< binary/meta: matches replies; ascii: unused
-    std::uint32_t key_count = 0;  ///< retrievals: keys in this command
-    std::uint64_t key_at = 0;     ///< the kept key's position in the queue's key arena
+    /// When the command was queued (steady clock, ns); set only when metrics are on.
+    std::int64_t queued_ns = 0;
+};
+
+/// Told about every command that completes from a queue that has one (see
+/// CommandQueue::set_observer); the connection uses it to report metrics.
+class CompletionObserver {
+  public:
+    virtual void completed(const Command& c, const detail::Completion& done) noexcept = 0;
+
+  protected:
+    ~CompletionObserver() = default;
 };
 
 class CommandQueue {
@@ -52,7 +70,7 @@ class CommandQueue {
     void push_back(Command c, std::string_view key = {}) {
         if (size_ == slots_.size()) grow();
         if (c.keep_key) {
-            c.key_at = keys_base_ + keys_.size();
+            c.key_at = keys_base_ + static_cast<std::uint32_t>(keys_.size());
             c.key_length = static_cast<std::uint8_t>(key.size());
             keys_.append(key);
         }
@@ -60,34 +78,45 @@ class CommandQueue {
         ++size_;
     }
     /// The kept key of a queued command (empty when it keeps none). Valid until the next
-    /// pop_front or push_back.
+    /// pop_front, complete_front or push_back.
     std::string_view key(const Command& c) const noexcept {
         if (!c.keep_key) return {};
-        return {keys_.data() + (c.key_at - keys_base_), c.key_length};
+        return {keys_.data() + static_cast<std::uint32_t>(c.key_at - keys_base_), c.key_length};
     }
     Command pop_front() noexcept {
         Command c = slots_[head_];
         head_ = (head_ + 1) & (slots_.size() - 1);
         --size_;
         if (size_ == 0) {
-            keys_base_ += keys_.size();
+            keys_base_ += static_cast<std::uint32_t>(keys_.size());
             keys_.clear();  // keeps the capacity
         } else if (c.keep_key) {
             // Everything up to the end of this key is dead (FIFO); trim it once it is more
             // than half the arena, so each byte is moved at most once on average.
-            const std::size_t dead = c.key_at + c.key_length - keys_base_;
-            if (dead > 4096 && dead * 2 > keys_.size()) {
+            const std::uint32_t dead = c.key_at + c.key_length - keys_base_;
+            if (dead > 4096 && std::size_t{dead} * 2 > keys_.size()) {
                 keys_.erase(0, dead);
                 keys_base_ += dead;
             }
         }
         return c;
     }
+    /// Pops the front command and completes its part with `done`, telling the observer (when
+    /// one is set) first, so that what it records is visible before the caller's result is.
+    void complete_front(const detail::Completion& done) {
+        const Command c = pop_front();
+        if (observer_) observer_->completed(c, done);
+        c.op->on_complete(c.part, done);
+    }
+    /// Set once, before use: who hears about completions (null: nobody).
+    void set_observer(CompletionObserver* o) noexcept { observer_ = o; }
+    CompletionObserver* observer() const noexcept { return observer_; }
+
     /// Moves every command of `other` to the back of this queue, leaving `other` empty.
     void splice_back(CommandQueue& other) {
         while (!other.empty()) {
             const Command& c = other.front();
-            push_back(c, c.keep_key ? other.key(c) : std::string_view{});
+            push_back(c, other.key(c));
             other.pop_front();
         }
     }
@@ -104,7 +133,8 @@ class CommandQueue {
     std::size_t head_ = 0;
     std::size_t size_ = 0;
     std::string keys_;
-    std::uint64_t keys_base_ = 0;  // arena position of keys_[0]
+    std::uint32_t keys_base_ = 0;  // arena position of keys_[0], modulo 2^32
+    CompletionObserver* observer_ = nullptr;
 };
 
 }  // namespace folsom::net

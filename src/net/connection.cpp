@@ -1,5 +1,6 @@
 #include "net/connection.hpp"
 
+#include "folsom/detail/observe.hpp"
 #include "folsom/error.hpp"
 
 #include <asio/bind_executor.hpp>
@@ -18,6 +19,12 @@ namespace folsom::net {
 namespace {
 
 constexpr std::size_t min_read_size = 16 * 1024;
+
+std::int64_t now_ns() noexcept {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
 
 std::unique_ptr<asio::ssl::context> make_tls_context(const TlsOptions& tls) {
     auto ctx = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_client);
@@ -127,6 +134,45 @@ void Connection::start() {
     asio::post(strand_, [self = shared_from_this()] { self->do_connect(); });
 }
 
+void Connection::set_metrics(Metrics* m, std::uint32_t server) noexcept {
+    metrics_ = m;
+    metrics_server_ = server;
+    inflight_.set_observer(m ? this : nullptr);
+}
+
+void Connection::completed(const Command& c, const detail::Completion& done) noexcept {
+    RequestRecord r;
+    r.server = metrics_server_;
+    r.op = detail::to_metric_op(c.code);
+    r.sent = true;
+    const bool retrieval = detail::is_retrieval(c.code);
+    if (retrieval) {
+        r.keys = c.key_count;
+        r.hits = c.hits;
+    }
+    if (done.ec) {
+        r.outcome = Outcome::error;
+        r.error = done.ec;
+        r.retried = c.retryable && done.ec == errc::connection_lost;
+    } else if (retrieval) {
+        r.outcome = c.hits ? Outcome::hit : Outcome::miss;
+    } else {
+        r.outcome = detail::to_outcome(done.status);
+    }
+    r.latency = std::chrono::nanoseconds(now_ns() - c.queued_ns);
+    metrics_->request_completed(r);
+}
+
+void Connection::report_refused(const detail::Request& req, std::error_code ec) noexcept {
+    RequestRecord r;
+    r.server = metrics_server_;
+    r.op = detail::to_metric_op(req.code);
+    r.outcome = Outcome::error;
+    r.error = ec;
+    if (detail::is_retrieval(req.code)) r.keys = static_cast<std::uint32_t>(req.keys.size());
+    metrics_->request_completed(r);
+}
+
 void Connection::set_state(ConnectionState s) {
     {
         std::lock_guard lk(mu_);
@@ -152,10 +198,16 @@ void Connection::submit(detail::Operation& op, std::uint32_t part, const detail:
             ec = refusal_ ? refusal_ : make_error_code(errc::not_connected);
         } else {
             Command cmd{&op, part, request.code};
+            cmd.retryable = request.retryable;
             const std::size_t refs_before = pending_out_.ref_count();
             if (pending_.empty() || !driver_->join(request, pending_out_, pending_.back(), cmd))
                 ec = driver_->encode(request, pending_out_, cmd);
             if (!ec) {
+                if (metrics_) {
+                    // Under the lock, before the command can complete on the strand.
+                    cmd.queued_ns = now_ns();
+                    metrics_->request_sent(metrics_server_, detail::to_metric_op(cmd.code));
+                }
                 if (pending_out_.ref_count() != refs_before) {
                     op.pin();
                     pending_pins_.push_back(&op);
@@ -173,6 +225,7 @@ void Connection::submit(detail::Operation& op, std::uint32_t part, const detail:
         }
     }
     if (ec) {
+        if (metrics_) report_refused(request, ec);
         op.on_complete(part, detail::failure(ec));
         return;
     }
@@ -204,6 +257,8 @@ void Connection::close() {
 
 void Connection::do_connect() {
     if (state() == ConnectionState::closed) return;
+    if (attempted_) report_event(ConnectionEvent::reconnect_attempt);
+    attempted_ = true;
     set_state(ConnectionState::connecting);
     const std::uint64_t gen = ++generation_;
     connect_timer_.expires_after(options_.connect_timeout);
@@ -317,6 +372,7 @@ void Connection::become_connected() {
     backoff_ = options_.reconnect_initial_delay;
     last_progress_ = std::chrono::steady_clock::now();
     set_state(ConnectionState::connected);
+    report_event(ConnectionEvent::connected);
     arm_health_timer();
     flush();  // whatever queued while connecting
 }
@@ -342,12 +398,15 @@ void Connection::flush() {
     writing_ = true;
     // A span, not the vector: the write operation keeps a copy of its buffer sequence, and
     // copying the vector allocated once per write. iov_ is left alone until on_written.
-    async_write_all(std::span<const asio::const_buffer>(iov_),
-                    [self = shared_from_this(), gen = generation_](
-                        const std::error_code& ec, std::size_t) { self->on_written(gen, ec); });
+    async_write_all(
+        std::span<const asio::const_buffer>(iov_),
+        [self = shared_from_this(), gen = generation_](const std::error_code& ec, std::size_t n) {
+            self->on_written(gen, ec, n);
+        });
 }
 
-void Connection::on_written(std::uint64_t gen, const std::error_code& ec) {
+void Connection::on_written(std::uint64_t gen, const std::error_code& ec, std::size_t n) {
+    if (metrics_ && n) metrics_->bytes_sent(metrics_server_, n);
     writing_ = false;
     writing_out_.clear();
     unpin_all(writing_pins_);
@@ -381,6 +440,7 @@ void Connection::on_read(std::uint64_t gen, const std::error_code& ec, std::size
         return;
     }
     rbuf_.commit(n);
+    if (metrics_) metrics_->bytes_received(metrics_server_, n);
     last_progress_ = std::chrono::steady_clock::now();
     if (handshaking_) {
         auto hs = driver_->handshake_reply(rbuf_.data(), handshake_out_);
@@ -448,9 +508,11 @@ void Connection::fail(std::error_code ec, const std::string& /*why*/) {
     CommandQueue dropped;
     std::vector<detail::Operation*> pins;
     bool closed = false;
+    ConnectionState before = ConnectionState::closed;
     {
         std::lock_guard lk(mu_);
-        closed = state_.load(std::memory_order_relaxed) == ConnectionState::closed;
+        before = state_.load(std::memory_order_relaxed);
+        closed = before == ConnectionState::closed;
         if (!closed) state_.store(ConnectionState::backoff, std::memory_order_release);
         if (ec == errc::tls_error || ec == errc::auth_failed) refusal_ = ec;
         dropped.splice_back(pending_);
@@ -461,6 +523,10 @@ void Connection::fail(std::error_code ec, const std::string& /*why*/) {
     // Announce the state before failing requests: a retry decided in their completion then
     // already sees this server as down (and, with failover, routes elsewhere).
     if (!closed && listener_) listener_(ConnectionState::backoff);
+    if (before == ConnectionState::connected)
+        report_event(ConnectionEvent::disconnected);
+    else if (before == ConnectionState::connecting)
+        report_event(ConnectionEvent::connect_failed);
     fail_queue(inflight_, reason);
     fail_queue(dropped, reason);
     unpin_all(pins);
@@ -477,9 +543,11 @@ void Connection::schedule_reconnect() {
 }
 
 void Connection::fail_queue(CommandQueue& q, std::error_code ec) {
+    const detail::Completion done = detail::failure(ec);
     while (!q.empty()) {
         Command c = q.pop_front();
-        c.op->on_complete(c.part, detail::failure(ec));
+        if (metrics_) completed(c, done);
+        c.op->on_complete(c.part, done);
     }
 }
 

@@ -19,6 +19,7 @@
 //   * close() fails everything with errc::closed and stops reconnecting.
 #pragma once
 
+#include "folsom/metrics.hpp"
 #include "folsom/options.hpp"
 #include "folsom/protocol/output_buffer.hpp"
 
@@ -46,7 +47,8 @@ namespace folsom::net {
 
 enum class ConnectionState : std::uint8_t { connecting, connected, backoff, closed };
 
-class Connection : public std::enable_shared_from_this<Connection> {
+class Connection final : public std::enable_shared_from_this<Connection>,
+                         private CompletionObserver {
   public:
     /// Called on the connection's strand whenever the state changes.
     using StateListener = std::function<void(ConnectionState)>;
@@ -67,6 +69,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
     ConnectionState state() const noexcept { return state_.load(std::memory_order_acquire); }
     const std::string& name() const noexcept { return name_; }
     void set_state_listener(StateListener l) { listener_ = std::move(l); }
+    /// Reports requests, bytes and connection events to `m` under server id `server`. Call
+    /// before start(); `m` must outlive the connection (Options::metrics keeps it alive).
+    void set_metrics(Metrics* m, std::uint32_t server) noexcept;
 
   private:
     void do_connect();
@@ -81,13 +86,20 @@ class Connection : public std::enable_shared_from_this<Connection> {
     void start_read();
     void on_read(std::uint64_t gen, const std::error_code& ec, std::size_t n);
     void flush();
-    void on_written(std::uint64_t gen, const std::error_code& ec);
+    void on_written(std::uint64_t gen, const std::error_code& ec, std::size_t n);
     void arm_health_timer();
     void fail(std::error_code ec, const std::string& why);
     void schedule_reconnect();
     void set_state(ConnectionState s);
     void fail_queue(CommandQueue& q, std::error_code ec);
     static void unpin_all(std::vector<detail::Operation*>& pins);
+
+    // Metrics (only when set_metrics was called; otherwise each hook is one null check).
+    void completed(const Command& c, const detail::Completion& done) noexcept override;
+    void report_refused(const detail::Request& r, std::error_code ec) noexcept;
+    void report_event(ConnectionEvent e) noexcept {
+        if (metrics_) metrics_->connection_event(metrics_server_, e);
+    }
 
     // The I/O objects are typed on a strand of the io_context's own executor type, with no
     // any_io_executor anywhere in the I/O path: every completion queries and prefers
@@ -139,6 +151,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
     std::chrono::milliseconds backoff_;
     std::chrono::steady_clock::time_point last_progress_;
     StateListener listener_;
+    Metrics* metrics_ = nullptr;
+    std::uint32_t metrics_server_ = 0;
+    bool attempted_ = false;  // a connect was tried before: the next one is a reconnect
 
     // Submission side, shared with callers' threads.
     std::mutex mu_;

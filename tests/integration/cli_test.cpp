@@ -559,6 +559,35 @@ TEST_F(Cli, BenchCountsMatchTheServersStatistics) {
     }
 }
 
+TEST_F(Cli, BenchMetricsTableMatchesTheServersStatistics) {
+    const std::string before = stats(server);
+    const auto r = run(with({"bench", "--metrics", "--op", "mixed", "--set-ratio", "0.3", "--keys",
+                             "400", "--requests", "3000", "--threads", "2"}));
+    const std::string after = stats(server);
+    ASSERT_EQ(r.status, 0) << r.err << r.out;
+    auto delta = [&](const char* s) { return stat_value(after, s) - stat_value(before, s); };
+    EXPECT_NE(r.out.find("per-server metrics (client side):\n"), std::string::npos) << r.out;
+    EXPECT_TRUE(std::regex_search(r.out, std::regex("server +requests +hits +misses +errors +p50 "
+                                                    "us +p99 us +bytes out +bytes in +reconnects")))
+        << r.out;
+    // The server's row: measured phase only (the preload's sets are not in it).
+    std::smatch m;
+    const std::regex row(server.address() +
+                         " +([0-9]+) +([0-9]+) +([0-9]+) +([0-9]+) +([0-9.]+) +([0-9.]+) "
+                         "+([0-9]+) +([0-9]+) +([0-9]+)\n");
+    ASSERT_TRUE(std::regex_search(r.out, m, row)) << r.out;
+    EXPECT_EQ(std::stoll(m[1]), 3000);
+    EXPECT_EQ(std::stoll(m[2]), delta("get_hits"));
+    EXPECT_EQ(std::stoll(m[3]), delta("get_misses"));
+    EXPECT_EQ(std::stoll(m[2]) + std::stoll(m[3]) + delta("cmd_set") - 400, 3000);
+    EXPECT_EQ(std::stoll(m[4]), 0);
+    EXPECT_GT(std::stod(m[6]), 0.0);              // p99
+    EXPECT_GE(std::stod(m[6]), std::stod(m[5]));  // p99 >= p50
+    EXPECT_GT(std::stoll(m[7]), 0);
+    EXPECT_GT(std::stoll(m[8]), 0);
+    EXPECT_EQ(std::stoll(m[9]), 0);
+}
+
 TEST_F(Cli, BenchSummaryProgressAndHtml) {
     const std::string html_path = temp_path("bench.html");
     const auto r = run(with({"bench", "--duration", "1.5", "--keys", "100", "--html", html_path}));

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <string>
 #include <sys/wait.h>
+#include <vector>
 
 namespace {
 
@@ -130,6 +131,48 @@ TEST_F(Examples, StaleWhileRevalidate) {
     EXPECT_EQ(folsom::test::raw_request(server_.port(), "get price:42\r\n", "END\r\n"),
               "VALUE price:42 0 9\r\nprice=101\r\nEND\r\n");
     EXPECT_EQ(folsom::test::raw_request(server_.port(), "mg price:42\r\n"), "HD\r\n");
+}
+
+TEST_F(Examples, TraceSpans) {
+    const std::string a = server_.address();
+    auto r = run_example("09_trace_spans", a);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    for (const std::string& line : std::vector<std::string>{
+             "span set key=greeting server=" + a + " -> stored (",
+             "span get key=greeting server=" + a + " -> hit (",
+             "span get key=nobody-stored-this server=" + a + " -> miss (",
+             "span get_multi key=greeting server=* -> hit (",
+             "span get key=not a valid key server=" + a + " -> error invalid_key (",
+             "refused: " + make_error_code(folsom::errc::invalid_key).message() + "\n"})
+        EXPECT_NE(r.output.find(line), std::string::npos) << line << "\n" << r.output;
+    // One span per operation: the delete, set, two gets, the multi-get and the refused get.
+    std::size_t spans = 0;
+    for (std::size_t at = 0; (at = r.output.find("span ", at)) != std::string::npos; ++at)
+        ++spans;
+    EXPECT_EQ(spans, 6u) << r.output;
+}
+
+TEST_F(Examples, MetricsExport) {
+    const std::string s = "{server=\"" + server_.address() + "\",";
+    auto r = run_example("10_metrics_export", server_.address());
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    for (const std::string& line : std::vector<std::string>{
+             "requests: 261, hits: 110, misses: 60, errors: 0,",
+             "# TYPE folsom_requests_total counter\n",
+             "folsom_requests_total" + s + "op=\"set\",outcome=\"stored\"} 100\n",
+             // 100 single-key hits and the multi-get.
+             "folsom_requests_total" + s + "op=\"get\",outcome=\"hit\"} 101\n",
+             "folsom_requests_total" + s + "op=\"get\",outcome=\"miss\"} 50\n",
+             "folsom_requests_total" + s + "op=\"delete\",outcome=\"not_found\"} 10\n",
+             "folsom_retrieval_keys_total" + s + "op=\"get\",result=\"hit\"} 110\n",
+             "folsom_retrieval_keys_total" + s + "op=\"get\",result=\"miss\"} 60\n",
+             "# TYPE folsom_request_duration_seconds summary\n",
+             "folsom_request_duration_seconds" + s + "op=\"get\",quantile=\"0.99\"} ",
+             "folsom_request_duration_seconds_count" + s + "op=\"get\"} 151\n",
+             "folsom_outstanding_requests{server=\"" + server_.address() + "\"} 0\n",
+             "folsom_connects_total{server=\"" + server_.address() + "\"} 1\n",
+         })
+        EXPECT_NE(r.output.find(line), std::string::npos) << line << "\n" << r.output;
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "folsom/error.hpp"
+#include "folsom/metrics.hpp"
 
 #include <array>
 #include <atomic>
@@ -92,46 +93,8 @@ class LoadLedger {
         return n;
     }
 
-    /// The enumerator's name, as in error.hpp.
-    static std::string name(errc e) {
-        switch (e) {
-            case errc::not_connected:
-                return "not_connected";
-            case errc::closed:
-                return "closed";
-            case errc::overloaded:
-                return "overloaded";
-            case errc::timeout:
-                return "timeout";
-            case errc::protocol_error:
-                return "protocol_error";
-            case errc::invalid_key:
-                return "invalid_key";
-            case errc::value_too_large:
-                return "value_too_large";
-            case errc::auth_failed:
-                return "auth_failed";
-            case errc::server_error:
-                return "server_error";
-            case errc::client_error:
-                return "client_error";
-            case errc::invalid_argument:
-                return "invalid_argument";
-            case errc::resolve_failed:
-                return "resolve_failed";
-            case errc::connect_failed:
-                return "connect_failed";
-            case errc::tls_error:
-                return "tls_error";
-            case errc::unsupported:
-                return "unsupported";
-            case errc::cancelled:
-                return "cancelled";
-            case errc::connection_lost:
-                return "connection_lost";
-        }
-        return "errc_" + std::to_string(static_cast<int>(e));
-    }
+    /// The enumerator's name, as in error.hpp (the label metrics use).
+    static std::string name(errc e) { return std::string(error_label(make_error_code(e))); }
 
   private:
     static std::size_t index(std::error_code ec) {

@@ -1,9 +1,11 @@
 #include "bench/bench_command.hpp"
 
 #include "folsom/error.hpp"
+#include "folsom/metrics_registry.hpp"
 
 #include "bench/cpu.hpp"
 #include "bench/embedded_memcached.hpp"
+#include "bench/metrics_table.hpp"
 #include "bench/progress.hpp"
 #include "bench/report_html.hpp"
 #include "bench/report_json.hpp"
@@ -95,6 +97,9 @@ void BenchCommand::add_to(CLI::App& app, std::function<int()>& action) {
     b->add_option("--html", html_path_,
                   "Also write a self-contained HTML report (inline SVG plots) to FILE")
         ->type_name("FILE");
+    b->add_flag("--metrics", metrics_,
+                "After the run, print a per-server table from the client's own metrics "
+                "(requests, hits, misses, errors, p50/p99, bytes, reconnects)");
     b->add_option("--cpu", cpu_, "Pin this process to CPU N while measuring (sched_setaffinity)")
         ->check(CLI::Range(0, 4095));
     b->footer(
@@ -154,8 +159,15 @@ int BenchCommand::run() {
     }
 
     std::unique_ptr<Runner> runner;
+    // One registry for every worker's client: a server is one row whatever the threads.
+    std::shared_ptr<MetricsRegistry> registry;
     try {
-        runner = std::make_unique<Runner>(w_, g_.options(servers), g_interrupted);
+        Options options = g_.options(servers);
+        if (metrics_) {
+            registry = std::make_shared<MetricsRegistry>();
+            options.metrics = registry;
+        }
+        runner = std::make_unique<Runner>(w_, options, g_interrupted);
     } catch (const std::system_error& e) {
         throw CliError(cli::describe_setup_failure(e, g_.protocol_name));
     }
@@ -200,6 +212,8 @@ int BenchCommand::run() {
         }
     }
 
+    // The table covers the measured phase only (the preload has completed: nothing in flight).
+    if (registry) registry->reset();
     Progress progress(stdout, ::isatty(STDOUT_FILENO) == 1);
     const CpuTime cpu0 = CpuTime::now();
     PhaseResult r =
@@ -215,6 +229,7 @@ int BenchCommand::run() {
     s.latency_ns = std::shared_ptr<const Histogram>(std::move(r.latency_ns));
     s.compute();
     print_summary(stdout, s);
+    if (registry) std::fputs(format_metrics_table(registry->snapshot()).c_str(), stdout);
     std::fflush(stdout);
     if (!json_path_.empty()) write_file(json_path_, to_json(s));
     if (!html_path_.empty()) write_file(html_path_, to_html(s));

@@ -29,6 +29,7 @@ class BenchCommand {
     std::string json_path_;
     std::string html_path_;
     int cpu_ = -1;
+    bool metrics_ = false;
 };
 
 }  // namespace folsom::bench

@@ -23,8 +23,10 @@
 #pragma once
 
 #include "folsom/detail/client_core.hpp"
+#include "folsom/detail/observe.hpp"
 #include "folsom/detail/operation.hpp"
 #include "folsom/error.hpp"
+#include "folsom/tracing.hpp"
 
 #include <asio/associated_allocator.hpp>
 #include <asio/associated_cancellation_slot.hpp>
@@ -40,6 +42,34 @@
 #include <utility>
 
 namespace folsom::detail {
+
+/// What an operation's span says about it when it starts (see tracing.hpp). Cheap to build:
+/// names are looked up only when a tracer is set. `routed`: the operation goes to the server
+/// that owns `key`; `multi`: a multi-key retrieval (named "get_multi", ...).
+struct TraceInfo {
+    OpCode code = OpCode::get;
+    std::string_view key;
+    std::size_t key_count = 0;
+    bool routed = false;
+    bool multi = false;
+};
+
+/// The span name of an operation ("get", "set", "delete", "get_multi", ...).
+std::string_view span_name(const TraceInfo& info) noexcept;
+
+/// Opens the span of an operation when the core has a tracer (the only cost otherwise is the
+/// null check).
+inline std::unique_ptr<Span> open_span(ClientCore& core, const TraceInfo& info) {
+    Tracer* t = core.tracer();
+    if (!t) return nullptr;
+    SpanStart s;
+    s.operation = span_name(info);
+    s.key = info.key;
+    s.key_count = info.key_count;
+    if (info.routed && core.server_count() > 0)
+        s.server = core.server_name(core.server_for(info.key));
+    return t->start_span(s);
+}
 
 template <class Collector, class Handler>
 class AsyncOp final : public Operation {
@@ -71,6 +101,12 @@ class AsyncOp final : public Operation {
     }
 
     Collector& collector() noexcept { return collector_; }
+
+    /// Opens this operation's span (when the core has a tracer); it ends when the result is
+    /// delivered. Call before initiated().
+    void trace(const TraceInfo& info) {
+        if (core_->tracer()) span_ = open_span(*core_, info);
+    }
 
     /// Adds part references (for collectors that plan their parts after creation).
     void add_parts(std::uint32_t n) noexcept { refs_.fetch_add(n, std::memory_order_relaxed); }
@@ -154,6 +190,10 @@ class AsyncOp final : public Operation {
     /// Hands the result to the handler (exactly once; the caller won `delivered_`).
     void deliver(result_type result, bool post) {
         clear_cancellation();
+        if (span_) {
+            span_->end(span_end_of(result));
+            span_.reset();
+        }
         Handler handler(std::move(handler_));
         auto ex = asio::get_associated_executor(handler, core_->completion_executor());
         auto run = [h = std::move(handler), r = std::move(result)]() mutable {
@@ -168,6 +208,7 @@ class AsyncOp final : public Operation {
     Collector collector_;
     Handler handler_;  // moved out by deliver(); valid only while !delivered_
     std::shared_ptr<ClientCore> core_;
+    std::unique_ptr<Span> span_;  // null unless a tracer is set
     allocator alloc_;
     bool acquired_;
     std::atomic<bool> delivered_{false};

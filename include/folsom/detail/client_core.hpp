@@ -6,7 +6,9 @@
 #pragma once
 
 #include "folsom/detail/operation.hpp"
+#include "folsom/metrics.hpp"
 #include "folsom/options.hpp"
+#include "folsom/tracing.hpp"
 
 #include <asio/any_io_executor.hpp>
 #include <asio/post.hpp>
@@ -19,8 +21,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <vector>
 #include <system_error>
+#include <vector>
 
 namespace folsom::detail {
 
@@ -48,6 +50,20 @@ class ClientCore {
     std::size_t key_prefix_size() const noexcept { return key_prefix_size_; }
     void set_key_prefix_size(std::size_t n) noexcept { key_prefix_size_ = n; }
 
+    /// Where operation-level events go (Options::metrics, Options::tracer): set once, on the
+    /// outermost core, before the first request (make_client_core does it). The connections
+    /// get the metrics from the Options themselves.
+    void set_observers(std::shared_ptr<Metrics> metrics, std::shared_ptr<Tracer> tracer) {
+        metrics_ = std::move(metrics);
+        tracer_ = std::move(tracer);
+        metrics_raw_ = metrics_.get();
+        tracer_raw_ = tracer_.get();
+    }
+    /// Null unless Options::metrics was set. Raw, so that the check costs one load.
+    Metrics* metrics() const noexcept { return metrics_raw_; }
+    /// Null unless Options::tracer was set.
+    Tracer* tracer() const noexcept { return tracer_raw_; }
+
     /// Servers are named by an index that stays valid while the server set changes
     /// (discovery): an index handed out by server_for() may still be given to submit() after
     /// the ring was swapped, and reaches the same server (which then finishes its in-flight
@@ -62,7 +78,8 @@ class ClientCore {
     /// members of the ring. By default every index.
     virtual std::vector<std::size_t> broadcast_servers() const {
         std::vector<std::size_t> v(server_count());
-        for (std::size_t i = 0; i < v.size(); ++i) v[i] = i;
+        for (std::size_t i = 0; i < v.size(); ++i)
+            v[i] = i;
         return v;
     }
 
@@ -108,6 +125,10 @@ class ClientCore {
   private:
     std::optional<asio::any_io_executor> reply_executor_;
     std::size_t key_prefix_size_ = 0;
+    std::shared_ptr<Metrics> metrics_;
+    std::shared_ptr<Tracer> tracer_;
+    Metrics* metrics_raw_ = nullptr;
+    Tracer* tracer_raw_ = nullptr;
     const std::size_t max_outstanding_;
     std::atomic<std::size_t> outstanding_{0};
 };

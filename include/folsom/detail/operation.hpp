@@ -92,6 +92,9 @@ struct Request {
     /// server it was sent to, so a retry must not route its key afresh.
     bool to_every_server = false;
     MetaArgs meta;                         ///< meta_get / meta_set / meta_delete
+    /// Lost with its connection, this request will be retried (set by the retrying layer for
+    /// its first attempt): metrics then count a retry rather than a completed request.
+    bool retryable = false;
 };
 
 /// How one part ended. Views are valid only during the on_complete call.
