@@ -12,9 +12,10 @@ namespace folsom {
 
 std::string_view to_string(MetricOp op) noexcept {
     static constexpr std::array<std::string_view, metric_op_count> names = {
-        "get",       "gets",    "gat",     "gats",      "set",  "add",  "replace",
-        "append",    "prepend", "cas",     "delete",    "incr", "decr", "touch",
-        "flush_all", "stats",   "version", "verbosity", "noop"};
+        "get",     "gets",     "gat",       "gats",       "set",     "add",
+        "replace", "append",   "prepend",   "cas",        "delete",  "incr",
+        "decr",    "touch",    "flush_all", "stats",      "version", "verbosity",
+        "noop",    "meta_get", "meta_set",  "meta_delete"};
     const auto i = static_cast<std::size_t>(op);
     return i < names.size() ? names[i] : std::string_view("unknown");
 }

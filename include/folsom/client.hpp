@@ -578,7 +578,10 @@ auto Client::meta_set(std::string_view key, Bytes value, Ttl ttl, const MetaSetO
                 explicit StoreCollector(Bytes&& b) : bytes(std::move(b)) {}
                 Bytes bytes;
             };
-            auto* op = make_op<StoreCollector>(core, std::move(handler), 1, std::move(v));
+            auto* op = make_op<StoreCollector>(core, std::move(handler), 1,
+                                               detail::TraceInfo{detail::OpCode::meta_set, key, 1,
+                                                                 true},
+                                               std::move(v));
             if (!op) return;
             detail::Request r;
             r.code = detail::OpCode::meta_set;

@@ -39,28 +39,31 @@ namespace folsom {
 
 /// The operation a request record is about (the memcached command family).
 enum class MetricOp : std::uint8_t {
-    get,        ///< get
-    gets,       ///< gets (get with cas)
-    gat,        ///< gat (get and touch)
-    gats,       ///< gats (gat with cas)
-    set,        ///< set
-    add,        ///< add
-    replace,    ///< replace
-    append,     ///< append
-    prepend,    ///< prepend
-    cas,        ///< cas
-    del,        ///< delete
-    incr,       ///< incr
-    decr,       ///< decr
-    touch,      ///< touch
-    flush_all,  ///< flush_all
-    stats,      ///< stats
-    version,    ///< version
-    verbosity,  ///< verbosity
-    noop,       ///< noop (binary and meta)
+    get,          ///< get
+    gets,         ///< gets (get with cas)
+    gat,          ///< gat (get and touch)
+    gats,         ///< gats (gat with cas)
+    set,          ///< set
+    add,          ///< add
+    replace,      ///< replace
+    append,       ///< append
+    prepend,      ///< prepend
+    cas,          ///< cas
+    del,          ///< delete
+    incr,         ///< incr
+    decr,         ///< decr
+    touch,        ///< touch
+    flush_all,    ///< flush_all
+    stats,        ///< stats
+    version,      ///< version
+    verbosity,    ///< verbosity
+    noop,         ///< noop (binary and meta)
+    meta_get,     ///< mg with stampede flags (Client::meta_get)
+    meta_set,     ///< ms (Client::meta_set)
+    meta_delete,  ///< md (Client::meta_delete)
 };
 /// Number of MetricOp values (for arrays indexed by operation).
-inline constexpr std::size_t metric_op_count = 19;
+inline constexpr std::size_t metric_op_count = 22;
 
 /// The operation's name as memcached spells the command ("get", "delete", "flush_all", ...).
 std::string_view to_string(MetricOp op) noexcept;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "folsom/detail/operation.hpp"
+#include "folsom/meta.hpp"
 #include "folsom/metrics.hpp"
 #include "folsom/results.hpp"
 #include "folsom/status.hpp"
@@ -18,10 +19,11 @@
 
 namespace folsom::detail {
 
-static_assert(static_cast<std::size_t>(OpCode::noop) + 1 == metric_op_count,
+static_assert(static_cast<std::size_t>(OpCode::meta_delete) + 1 == metric_op_count,
               "MetricOp mirrors OpCode");
 static_assert(static_cast<int>(MetricOp::del) == static_cast<int>(OpCode::del));
 static_assert(static_cast<int>(MetricOp::touch) == static_cast<int>(OpCode::touch));
+static_assert(static_cast<int>(MetricOp::meta_get) == static_cast<int>(OpCode::meta_get));
 
 constexpr MetricOp to_metric_op(OpCode c) noexcept {
     return static_cast<MetricOp>(c);
@@ -77,6 +79,19 @@ inline SpanEnd span_end_of(
     SpanEnd e;
     e.error = std::get<0>(r);
     e.outcome = e.error ? Outcome::error : std::get<1>(r) ? Outcome::ok : Outcome::not_found;
+    return e;
+}
+
+/// A meta get: a hit when it returned a value (a vivified stub counts: it is a value).
+inline SpanEnd span_end_of(const std::tuple<std::error_code, MetaGetResult>& r) noexcept {
+    SpanEnd e;
+    e.error = std::get<0>(r);
+    if (e.error) {
+        e.outcome = Outcome::error;
+    } else {
+        e.hits = std::get<1>(r).value ? 1 : 0;
+        e.outcome = e.hits ? Outcome::hit : Outcome::miss;
+    }
     return e;
 }
 
