@@ -165,12 +165,14 @@ class ReadyWaiter : public std::enable_shared_from_this<ReadyWaiter> {
   public:
     ReadyWaiter(std::shared_ptr<ServerCore> core, asio::any_io_executor ex,
                 std::chrono::steady_clock::time_point deadline, std::function<bool()> ready,
-                std::function<bool()> closed, std::function<void(std::error_code)> done)
+                std::function<bool()> closed, std::function<std::error_code()> refused,
+                std::function<void(std::error_code)> done)
         : core_(std::move(core)),
           timer_(ex),
           deadline_(deadline),
           ready_(std::move(ready)),
           closed_(std::move(closed)),
+          refused_(std::move(refused)),
           done_(std::move(done)) {}
 
     void poll() {
@@ -179,6 +181,8 @@ class ReadyWaiter : public std::enable_shared_from_this<ReadyWaiter> {
             ec = errc::closed;
         } else if (ready_()) {
             ec = {};
+        } else if (auto refusal = refused_()) {
+            ec = refusal;  // retrying cannot fix a wrong password or an untrusted certificate
         } else if (std::chrono::steady_clock::now() >= deadline_) {
             ec = errc::timeout;
         } else {
@@ -194,6 +198,7 @@ class ReadyWaiter : public std::enable_shared_from_this<ReadyWaiter> {
     asio::steady_timer timer_;
     std::chrono::steady_clock::time_point deadline_;
     std::function<bool()> ready_, closed_;
+    std::function<std::error_code()> refused_;
     std::function<void(std::error_code)> done_;
 };
 
@@ -211,9 +216,18 @@ void ServerCore::notify_when_ready(std::chrono::milliseconds timeout,
         std::lock_guard lk(mu_);
         return shut_down_;
     };
-    auto waiter =
-        std::make_shared<ReadyWaiter>(self, ex_, std::chrono::steady_clock::now() + timeout,
-                                      std::move(ready), std::move(closed), std::move(done));
+    // Every server refused us (bad credentials or certificate): say so instead of waiting.
+    auto refused = [this] {
+        std::error_code r;
+        for (const auto* p : table().members()) {
+            r = p->refusal();
+            if (!r) return r;
+        }
+        return r;
+    };
+    auto waiter = std::make_shared<ReadyWaiter>(
+        self, ex_, std::chrono::steady_clock::now() + timeout, std::move(ready), std::move(closed),
+        std::move(refused), std::move(done));
     // Never complete inside the call: the first look happens on the executor.
     asio::post(ex_, [waiter] { waiter->poll(); });
 }

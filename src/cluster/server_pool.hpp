@@ -87,6 +87,17 @@ class ServerPool {
         return false;
     }
 
+    /// The refusal (errc::tls_error, errc::auth_failed) every connection of this server got
+    /// on its last connect, or empty when one of them was not refused.
+    std::error_code refusal() const {
+        std::error_code r;
+        for (const auto& c : connections_) {
+            r = c->refusal();
+            if (!r) return r;
+        }
+        return r;
+    }
+
     std::size_t id() const noexcept { return id_; }
     const ServerAddress& address() const noexcept { return address_; }
     const std::string& name() const noexcept { return name_; }

@@ -67,6 +67,12 @@ class Connection final : public std::enable_shared_from_this<Connection>,
     void close();
 
     ConnectionState state() const noexcept { return state_.load(std::memory_order_acquire); }
+    /// Why the server refused the last connect (errc::tls_error, errc::auth_failed), until a
+    /// connect succeeds; empty otherwise. Thread-safe.
+    std::error_code refusal() const {
+        std::lock_guard lk(mu_);
+        return refusal_;
+    }
     const std::string& name() const noexcept { return name_; }
     void set_state_listener(StateListener l) { listener_ = std::move(l); }
     /// Reports requests, bytes and connection events to `m` under server id `server`. Call
@@ -156,7 +162,7 @@ class Connection final : public std::enable_shared_from_this<Connection>,
     bool attempted_ = false;  // a connect was tried before: the next one is a reconnect
 
     // Submission side, shared with callers' threads.
-    std::mutex mu_;
+    mutable std::mutex mu_;
     std::atomic<ConnectionState> state_{ConnectionState::connecting};
     protocol::OutputBuffer pending_out_;
     std::vector<detail::Operation*> pending_pins_;

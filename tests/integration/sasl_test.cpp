@@ -133,6 +133,25 @@ TEST_F(Sasl, AWrongPasswordFailsWithAuthFailedAndRetriesWithBackoff) {
     EXPECT_GT(attempts, 10);
 }
 
+// Readiness reports a refusal that retrying cannot fix, instead of waiting for the timeout.
+TEST_F(Sasl, WaitConnectedReportsAWrongPasswordAsAuthFailed) {
+    asio::io_context io;
+    auto client = folsom::Client::connect(io, options("wrong"));
+    auto ready = client.wait_connected(10s, asio::use_future);
+    std::thread runner([&] { io.run_for(5s); });
+    const auto start = std::chrono::steady_clock::now();
+    try {
+        ready.get();
+        ADD_FAILURE() << "connected with a wrong password";
+    } catch (const std::system_error& e) {
+        EXPECT_EQ(e.code(), errc::auth_failed);
+    }
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);  // not the 10 s timeout
+    client.shutdown();
+    io.stop();
+    runner.join();
+}
+
 TEST_F(Sasl, AServerWithoutSaslFailsTheLoginWithUnsupported) {
     folsom::test::MemcachedServer plain;  // no -S: SASL_AUTH is an unknown command
     auto o = options(password);

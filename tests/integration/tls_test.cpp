@@ -6,6 +6,7 @@
 #include "support/memcached_server.hpp"
 #include "support/tls_files.hpp"
 
+#include <asio/use_future.hpp>
 #include <gtest/gtest.h>
 
 namespace {
@@ -62,6 +63,18 @@ TEST_F(Tls, UntrustedCertificateFailsWithTlsError) {
     folsom::BlockingClient c(options(tls));
     try {
         c.get("k");
+        ADD_FAILURE() << "connected to an untrusted server";
+    } catch (const std::system_error& e) {
+        EXPECT_EQ(e.code(), errc::tls_error) << e.what();
+    }
+}
+
+TEST_F(Tls, WaitConnectedReportsAnUntrustedCertificateAsTlsError) {
+    folsom::TlsOptions tls;
+    tls.ca_file = files_->p("other.pem");
+    folsom::BlockingClient c(options(tls));
+    try {
+        c.async().wait_connected(std::chrono::seconds(10), asio::use_future).get();
         ADD_FAILURE() << "connected to an untrusted server";
     } catch (const std::system_error& e) {
         EXPECT_EQ(e.code(), errc::tls_error) << e.what();
