@@ -578,10 +578,9 @@ auto Client::meta_set(std::string_view key, Bytes value, Ttl ttl, const MetaSetO
                 explicit StoreCollector(Bytes&& b) : bytes(std::move(b)) {}
                 Bytes bytes;
             };
-            auto* op = make_op<StoreCollector>(core, std::move(handler), 1,
-                                               detail::TraceInfo{detail::OpCode::meta_set, key, 1,
-                                                                 true},
-                                               std::move(v));
+            auto* op = make_op<StoreCollector>(
+                core, std::move(handler), 1,
+                detail::TraceInfo{detail::OpCode::meta_set, key, 1, true}, std::move(v));
             if (!op) return;
             detail::Request r;
             r.code = detail::OpCode::meta_set;
@@ -620,8 +619,7 @@ void Client::start_multi(const std::shared_ptr<detail::ClientCore>& core, detail
         return;
     }
     std::vector<std::uint32_t> server_of(keys.size());
-    for (std::size_t i = 0; i < keys.size(); ++i)
-        server_of[i] = static_cast<std::uint32_t>(core->server_for(c.keys()[i]));
+    core->servers_for(c.keys(), server_of);
     // gat/gats lines must stay under memcached's 2048-byte limit for non-get lines; get/gets
     // lines may be long, but bounded chunks let replies start sooner and cap server buffers.
     const bool touch = code == detail::OpCode::gat || code == detail::OpCode::gats;

@@ -150,12 +150,13 @@ struct Options {
     /// executor has run the pending work.
     std::function<void(const std::string& server, ConnectionState state)> on_connection_state{};
 
-    /// Where the server list comes from, when it is not fixed (cluster/discovery.hpp, e.g.
-    /// DNS SRV). When set, `servers` is ignored: the client starts with no server (requests
-    /// fail fast with not_connected) and resolves at once, then every discovery_interval.
-    /// When the set changes, the ring is rebuilt and swapped atomically; new servers are
-    /// connected; removed servers keep serving requests already routed to them and are
-    /// closed after discovery_drain_delay. A failed or empty resolution keeps the current set.
+    /// Where the server list comes from, when it is not fixed (cluster/discovery.hpp:
+    /// make_dns_srv_discovery for DNS SRV records, make_elasticache_discovery for an ElastiCache
+    /// configuration endpoint, or your own Discovery). When set, `servers` is ignored: the client
+    /// starts with no server (requests fail fast with not_connected) and resolves at once, then
+    /// every discovery_interval. When the set changes, the ring is rebuilt and swapped atomically;
+    /// new servers are connected; removed servers keep serving requests already routed to them and
+    /// are closed after discovery_drain_delay. A failed or empty resolution keeps the current set.
     std::shared_ptr<cluster::Discovery> discovery{};
     /// How often `discovery` is asked again after the first resolution (at least 1 ms).
     std::chrono::milliseconds discovery_interval{30000};

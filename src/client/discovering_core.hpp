@@ -29,6 +29,10 @@ class DiscoveringCore final : public ClientCore,
     std::size_t server_for(std::string_view key) const noexcept override {
         return inner_->server_for(key);
     }
+    void servers_for(std::span<const std::string_view> keys,
+                     std::span<std::uint32_t> out) const noexcept override {
+        inner_->servers_for(keys, out);
+    }
     const std::string& server_name(std::size_t i) const noexcept override {
         return inner_->server_name(i);
     }

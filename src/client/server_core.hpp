@@ -36,6 +36,10 @@ class ServerCore final : public ClientCore, public std::enable_shared_from_this<
     std::size_t server_for(std::string_view key) const noexcept override {
         return table().server_for(key);
     }
+    void servers_for(std::span<const std::string_view> keys,
+                     std::span<std::uint32_t> out) const noexcept override {
+        table().servers_for(keys, out);
+    }
     const std::string& server_name(std::size_t i) const noexcept override;
     std::vector<std::size_t> broadcast_servers() const override;
     std::size_t max_value_size() const noexcept override { return options_.max_value_size; }

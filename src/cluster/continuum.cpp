@@ -1,9 +1,11 @@
 #include "folsom/cluster/continuum.hpp"
 
 #include "cluster/md5.hpp"
+#include "cluster/md5_lanes.hpp"
 #include "cluster/murmur3.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <string>
 
@@ -155,6 +157,28 @@ Continuum::Continuum(std::span<const ServerAddress> servers, Distribution distri
             points_ = folsom_ring(servers);
             break;
     }
+    build_buckets();
+}
+
+// Buckets cut the 32-bit ring into 2^bits equal arcs, about two per point (at most 2^14, 64 KiB
+// for rings of over ~8,000 points): a lookup reads its arc's first point and binary-searches
+// only the points inside that arc, usually none or one, instead of the whole ring (~9 steps
+// for 3 servers, ~14 for 100).
+void Continuum::build_buckets() {
+    bucket_bits_ = 0;
+    buckets_.clear();
+    if (points_.empty()) return;
+    bucket_bits_ = std::clamp(static_cast<int>(std::bit_width(points_.size())) + 1, 4, 14);
+    const std::size_t count = std::size_t{1} << bucket_bits_;
+    buckets_.resize(count + 1);
+    std::size_t p = 0;
+    for (std::size_t b = 0; b < count; ++b) {
+        const std::uint64_t start = static_cast<std::uint64_t>(b) << (32 - bucket_bits_);
+        while (p < points_.size() && points_[p].position < start)
+            ++p;
+        buckets_[b] = static_cast<std::uint32_t>(p);
+    }
+    buckets_[count] = static_cast<std::uint32_t>(points_.size());
 }
 
 std::uint32_t Continuum::key_position(std::string_view key) const noexcept {
@@ -162,11 +186,29 @@ std::uint32_t Continuum::key_position(std::string_view key) const noexcept {
     return md5_word(md5(key), 0);
 }
 
+void Continuum::key_positions(std::span<const std::string_view> keys,
+                              std::span<std::uint32_t> out) const noexcept {
+    if (distribution_ != Distribution::folsom_murmur) {
+        md5_first_words(keys, out);
+        return;
+    }
+    for (std::size_t i = 0; i < keys.size(); ++i)
+        out[i] = murmur3_32(keys[i]) ^ sign_flip;
+}
+
 std::size_t Continuum::point_index(std::string_view key) const noexcept {
-    const std::uint32_t position = key_position(key);
+    return point_index_at(key_position(key));
+}
+
+std::size_t Continuum::point_index_at(std::uint32_t position) const noexcept {
     // The first point at or after the key (a "ceiling"); past the last point, wrap around.
+    // Only the points of the key's bucket can be smaller than it; the answer is among them or
+    // is the next bucket's first point.
+    const std::uint32_t bucket = bucket_bits_ == 0 ? 0 : position >> (32 - bucket_bits_);
+    const auto first = points_.begin() + (buckets_.empty() ? 0 : buckets_[bucket]);
+    const auto last = buckets_.empty() ? points_.end() : points_.begin() + buckets_[bucket + 1];
     const auto it =
-        std::lower_bound(points_.begin(), points_.end(), position,
+        std::lower_bound(first, last, position,
                          [](const Point& p, std::uint32_t value) { return p.position < value; });
     return it == points_.end() ? 0 : static_cast<std::size_t>(it - points_.begin());
 }

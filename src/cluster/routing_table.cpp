@@ -1,5 +1,7 @@
 #include "cluster/routing_table.hpp"
 
+#include <algorithm>
+
 namespace folsom::cluster {
 RoutingTable::RoutingTable(std::vector<ServerPool*> members, std::vector<ServerAddress> addresses,
                            std::vector<ServerPool*> by_index, Distribution distribution,
@@ -9,6 +11,19 @@ RoutingTable::RoutingTable(std::vector<ServerPool*> members, std::vector<ServerA
       by_index_(std::move(by_index)),
       ring_(addresses_, distribution),
       failover_(failover) {}
+
+void RoutingTable::servers_for(std::span<const std::string_view> keys,
+                               std::span<std::uint32_t> out) const noexcept {
+    if (members_.size() <= 1 || ring_.empty()) {
+        const std::size_t only = members_.empty() ? 0 : members_.front()->id();
+        std::fill(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(keys.size()),
+                  static_cast<std::uint32_t>(only));
+        return;
+    }
+    ring_.key_positions(keys, out);  // positions first, in place, then each one's owner
+    for (std::size_t i = 0; i < keys.size(); ++i)
+        out[i] = static_cast<std::uint32_t>(owner_at(ring_.point_index_at(out[i])));
+}
 
 std::size_t RoutingTable::walk(std::size_t point, const ServerPool* owner) const noexcept {
     const auto points = ring_.points();

@@ -33,11 +33,13 @@ class RoutingTable {
     std::size_t server_for(std::string_view key) const noexcept {
         if (members_.size() <= 1 || ring_.empty())
             return members_.empty() ? 0 : members_.front()->id();
-        const std::size_t point = ring_.point_index(key);
-        const ServerPool* owner = members_[ring_.points()[point].server];
-        if (!failover_ || owner->health().routable()) return owner->id();
-        return walk(point, owner);
+        return owner_at(ring_.point_index(key));
     }
+
+    /// out[i] = server_for(keys[i]) for every key (out.size() >= keys.size()), hashing the
+    /// keys in batches (Continuum::key_positions).
+    void servers_for(std::span<const std::string_view> keys,
+                     std::span<std::uint32_t> out) const noexcept;
 
     /// The pool of server index `i`, or nullptr.
     ServerPool* pool(std::size_t i) const noexcept {
@@ -49,6 +51,11 @@ class RoutingTable {
 
   private:
     std::size_t walk(std::size_t point, const ServerPool* owner) const noexcept;
+    std::size_t owner_at(std::size_t point) const noexcept {
+        const ServerPool* owner = members_[ring_.points()[point].server];
+        if (!failover_ || owner->health().routable()) return owner->id();
+        return walk(point, owner);
+    }
 
     std::vector<ServerPool*> members_;
     std::vector<ServerAddress> addresses_;

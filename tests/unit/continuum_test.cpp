@@ -4,14 +4,19 @@
 #include "folsom/cluster/continuum.hpp"
 
 #include "cluster/md5.hpp"
+#include "cluster/md5_lanes.hpp"
 #include "cluster/murmur3.hpp"
 
 #include <gtest/gtest.h>
 #include <openssl/crypto.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <new>
+#include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -84,6 +89,7 @@ using folsom::ServerAddress;
 using folsom::cluster::Continuum;
 using folsom::cluster::Distribution;
 using folsom::cluster::md5;
+using folsom::cluster::md5_first_words;
 using folsom::cluster::md5_word;
 using folsom::cluster::murmur3_32;
 
@@ -108,6 +114,39 @@ TEST(Md5, KetamaWordsAreLittleEndian) {
     EXPECT_EQ(md5_word(d, 3), 0x7e42f8ecu);
     // libmemcached's test suite: "VDEAAAAA hashes to fffcd1b5".
     EXPECT_EQ(md5_word(md5("VDEAAAAA"), 0), 0xfffcd1b5u);
+}
+
+// The SIMD-lane MD5 must agree with OpenSSL bit for bit: every length from 0 to 80 (one-block
+// keys up to 55, the one-by-one fallback above), every byte value, batches of every size so
+// that partial batches and fallbacks interleave.
+TEST(Md5Lanes, MatchesOpenSslForEveryLengthAndBatchShape) {
+    std::mt19937 rng(20261203);
+    std::vector<std::string> keys;
+    for (std::size_t len = 0; len <= 80; ++len) {
+        for (int copy = 0; copy < 12; ++copy) {
+            std::string k(len, '\0');
+            for (auto& c : k)
+                c = static_cast<char>(rng());
+            keys.push_back(std::move(k));
+        }
+    }
+    std::shuffle(keys.begin(), keys.end(), rng);
+    const std::vector<std::string_view> views(keys.begin(), keys.end());
+    for (std::size_t batch : {std::size_t{1}, std::size_t{7}, std::size_t{8}, std::size_t{9},
+                              std::size_t{100}, views.size()}) {
+        std::vector<std::uint32_t> out(views.size(), 0);
+        for (std::size_t at = 0; at < views.size(); at += batch) {
+            const std::size_t n = std::min(batch, views.size() - at);
+            md5_first_words(std::span(views).subspan(at, n), std::span(out).subspan(at, n));
+        }
+        for (std::size_t i = 0; i < views.size(); ++i)
+            ASSERT_EQ(out[i], md5_word(md5(views[i]), 0))
+                << "key of " << views[i].size() << " bytes, batch " << batch;
+    }
+    std::uint32_t one = 0;
+    const std::string_view vdea[] = {"VDEAAAAA"};
+    md5_first_words(vdea, std::span(&one, 1));
+    EXPECT_EQ(one, 0xfffcd1b5u);  // libmemcached's vector, as above
 }
 
 TEST(Murmur3, MatchesGuavaMurmur3_32) {
@@ -376,6 +415,24 @@ TEST(Continuum, PortIsPartOfTheServerName) {
     }
 }
 
+TEST(Continuum, BatchedPositionsMatchOneByOne) {
+    std::vector<std::string> keys;
+    for (int i = 0; i < 1000; ++i)
+        keys.push_back(key(i));
+    keys.push_back(std::string(250, 'k'));  // past one MD5 block
+    keys.push_back("");
+    const std::vector<std::string_view> views(keys.begin(), keys.end());
+    for (auto d : all_distributions) {
+        const Continuum c(equal_pool(5), d);
+        std::vector<std::uint32_t> positions(views.size());
+        c.key_positions(views, positions);
+        for (std::size_t i = 0; i < views.size(); ++i) {
+            ASSERT_EQ(positions[i], c.key_position(views[i])) << static_cast<int>(d) << " " << i;
+            ASSERT_EQ(c.point_index_at(positions[i]), c.point_index(views[i]));
+        }
+    }
+}
+
 TEST(Continuum, LookupDoesNotAllocate) {
     ASSERT_TRUE(openssl_counted) << "OpenSSL allocated before main: cannot count its allocations";
     const std::string keys[] = {"a", "key:1", std::string(250, 'x')};
@@ -386,6 +443,10 @@ TEST(Continuum, LookupDoesNotAllocate) {
         for (int round = 0; round < 1000; ++round) {
             for (const auto& k : keys)
                 sum += c.server_index(k) + c.point_index(k);
+            const std::string_view views[] = {keys[0], keys[1], keys[2]};
+            std::uint32_t positions[3];
+            c.key_positions(views, positions);
+            sum += positions[0] & 1;
         }
         EXPECT_EQ(allocations.load() - before, 0) << static_cast<int>(d);
         EXPECT_GT(sum, 0u);

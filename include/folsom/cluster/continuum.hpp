@@ -77,6 +77,15 @@ class Continuum {
     /// The key's position on the ring (same scale as Point::position).
     std::uint32_t key_position(std::string_view key) const noexcept;
 
+    /// out[i] = key_position(keys[i]) for every key (out.size() >= keys.size()). The MD5 rings
+    /// hash eight short keys per pass in SIMD lanes, ~4x cheaper per key than one by one:
+    /// what a multi-get over many servers uses.
+    void key_positions(std::span<const std::string_view> keys,
+                       std::span<std::uint32_t> out) const noexcept;
+
+    /// point_index() for a position already computed by key_position(s).
+    std::size_t point_index_at(std::uint32_t position) const noexcept;
+
     /// The ring, sorted by position (a view into this object).
     std::span<const Point> points() const noexcept { return points_; }
     /// Number of servers the ring was built from.
@@ -87,7 +96,13 @@ class Continuum {
     Distribution distribution() const noexcept { return distribution_; }
 
   private:
+    void build_buckets();
+
     std::vector<Point> points_;  // sorted by position
+    // buckets_[b]: the first point at or after b << (32 - bucket_bits_); one more entry holds
+    // points_.size(). Empty for an empty ring.
+    std::vector<std::uint32_t> buckets_;
+    int bucket_bits_ = 0;
     std::size_t servers_ = 0;
     Distribution distribution_ = Distribution::ketama_libmemcached;
 };

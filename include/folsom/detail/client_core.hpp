@@ -16,9 +16,11 @@
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -72,6 +74,13 @@ class ClientCore {
     virtual std::size_t server_count() const noexcept = 0;
     /// Which server owns `key`.
     virtual std::size_t server_for(std::string_view key) const noexcept = 0;
+    /// out[i] = server_for(keys[i]) for every key (out.size() >= keys.size()). Cores that can
+    /// hash many keys at once (the ketama ring's SIMD MD5) override it; multi-gets use it.
+    virtual void servers_for(std::span<const std::string_view> keys,
+                             std::span<std::uint32_t> out) const noexcept {
+        for (std::size_t i = 0; i < keys.size(); ++i)
+            out[i] = static_cast<std::uint32_t>(server_for(keys[i]));
+    }
     /// "host:port" of server `i`.
     virtual const std::string& server_name(std::size_t i) const noexcept = 0;
     /// The servers a request to every server (stats, version, flush_all) goes to: the current
