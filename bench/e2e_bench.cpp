@@ -63,7 +63,8 @@ void usage() {
         "  --reps N     timed repetitions per case (default 5; median reported)\n"
         "  --seconds S  wall time each repetition aims at (default 0.45; quick 0.08)\n"
         "  --ops N      fixed operations per repetition instead of calibrating\n"
-        "  --case S     only the variants whose id contains S (e.g. get.pipe, folsom)");
+        "  --case S     only the variants whose id contains S (e.g. get.pipe, folsom);\n"
+        "               S$ selects exactly the variant S");
 }
 
 Args parse(int argc, char** argv) {
@@ -99,6 +100,13 @@ Args parse(int argc, char** argv) {
         }
     }
     return a;
+}
+
+/// `--case S` selects the variants whose id contains S; `--case S$` only the one whose id is S.
+bool selected(const std::string& filter, const std::string& id) {
+    if (filter.empty()) return true;
+    if (filter.back() == '$') return id == filter.substr(0, filter.size() - 1);
+    return id.find(filter) != std::string::npos;
 }
 
 /// One measured variant: `units` is what one operation counts as in the per-op figure (the
@@ -316,16 +324,18 @@ int main(int argc, char** argv) try {
 
     std::map<std::string, fb::Measurement> results;
     for (const auto& v : variants) {
-        if (!args.filter.empty() && v.id.find(args.filter) == std::string::npos) continue;
+        if (!selected(args.filter, v.id)) continue;
         fb::Plan p = base;
         p.calibration_ops =
             args.ops > 0 ? std::min(args.ops, v.calibration_ops) : v.calibration_ops;
         p.min_ops = std::min<std::uint64_t>(v.calibration_ops, 1000);
         results[v.id] = fb::measure(p, v.body);
         const auto& m = results[v.id];
-        std::fprintf(stderr, "  %-32s %8.3f us/op  %10.0f ops/s  %6.2f allocs/op  (%llu ops)\n",
-                     v.id.c_str(), m.cpu_us_per_op, m.ops_per_s, m.allocs_per_op,
-                     static_cast<unsigned long long>(m.ops));
+        std::fprintf(
+            stderr,
+            "  %-32s %8.3f us/op (%2.0f%% sys)  %10.0f ops/s  %6.2f allocs/op  (%llu ops)\n",
+            v.id.c_str(), m.cpu_us_per_op, m.sys_share * 100, m.ops_per_s, m.allocs_per_op,
+            static_cast<unsigned long long>(m.ops));
     }
 
     const std::vector<Row> rows = {

@@ -21,13 +21,18 @@
 namespace folsom::bench {
 namespace {
 
-double cpu_seconds() {
+struct CpuSeconds {
+    double user = 0;
+    double sys = 0;
+};
+
+CpuSeconds cpu_seconds() {
     rusage ru{};
     ::getrusage(RUSAGE_SELF, &ru);
     auto s = [](const timeval& tv) {
         return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) * 1e-6;
     };
-    return s(ru.ru_utime) + s(ru.ru_stime);
+    return {s(ru.ru_utime), s(ru.ru_stime)};
 }
 
 double median(std::vector<double> v) {
@@ -53,26 +58,30 @@ Measurement measure(const Plan& plan, const CaseBody& body) {
                                                         static_cast<double>(plan.max_ops)));
         }
     }
-    std::vector<double> cpu, rate, allocs;
+    std::vector<double> cpu, sys_share, rate, allocs;
     Measurement m;
     for (int r = 0; r < plan.reps; ++r) {
         const std::uint64_t a0 = allocations();
-        const double c0 = cpu_seconds();
+        const CpuSeconds c0 = cpu_seconds();
         const auto t0 = Clock::now();
         FOLSOM_BENCH_TOGGLE_COLLECT();
         const std::uint64_t done = body(ops);
         FOLSOM_BENCH_TOGGLE_COLLECT();
         const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
-        const double c = cpu_seconds() - c0;
+        const CpuSeconds c1 = cpu_seconds();
+        const double sys = c1.sys - c0.sys;
+        const double c = (c1.user - c0.user) + sys;
         const std::uint64_t a = allocations() - a0;
         if (done == 0) throw std::runtime_error("a repetition did no operation");
         const auto n = static_cast<double>(done);
         cpu.push_back(c / n * 1e6);
+        sys_share.push_back(c > 0 ? sys / c : 0);
         rate.push_back(n / wall);
         allocs.push_back(static_cast<double>(a) / n);
         m.ops = done;
     }
     m.cpu_us_per_op = median(cpu);
+    m.sys_share = median(sys_share);
     m.ops_per_s = median(rate);
     m.allocs_per_op = median(allocs);
     m.reps = plan.reps;

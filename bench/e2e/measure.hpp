@@ -23,6 +23,7 @@ struct Plan {
 
 struct Measurement {
     double cpu_us_per_op = 0;  ///< median over repetitions
+    double sys_share = 0;      ///< median share of that CPU spent in the kernel (0..1)
     double ops_per_s = 0;      ///< median
     double allocs_per_op = 0;  ///< median; operator new calls only
     std::uint64_t ops = 0;     ///< per repetition

@@ -113,12 +113,38 @@ class CommandQueue {
     CompletionObserver* observer() const noexcept { return observer_; }
 
     /// Moves every command of `other` to the back of this queue, leaving `other` empty.
+    /// Runs once per write with the whole batch, so it copies in bulk: the slots in at most
+    /// two runs, the kept keys as one block (rebasing each command's key_at).
     void splice_back(CommandQueue& other) {
-        while (!other.empty()) {
-            const Command& c = other.front();
-            push_back(c, other.key(c));
-            other.pop_front();
+        if (other.empty()) return;
+        if (empty() && keys_.empty() && slots_.size() <= other.slots_.size()) {
+            // The common case of a connection that writes as fast as it is fed: take over.
+            std::swap(slots_, other.slots_);
+            std::swap(keys_, other.keys_);
+            std::swap(keys_base_, other.keys_base_);
+            std::swap(head_, other.head_);
+            std::swap(size_, other.size_);
+            return;
         }
+        while (slots_.size() < size_ + other.size_)
+            grow();
+        // Everything of other.keys_ is appended (a dead prefix, if any, is a few bytes), so a
+        // kept key moves from arena position p to p + shift.
+        const std::uint32_t shift =
+            keys_base_ + static_cast<std::uint32_t>(keys_.size()) - other.keys_base_;
+        keys_.append(other.keys_);
+        const std::size_t mask = slots_.size() - 1;
+        const std::size_t other_mask = other.slots_.size() - 1;
+        for (std::size_t i = 0; i < other.size_; ++i) {
+            Command c = other.slots_[(other.head_ + i) & other_mask];
+            c.key_at += shift;  // meaningless (and harmless) when !c.keep_key
+            slots_[(head_ + size_ + i) & mask] = c;
+        }
+        size_ += other.size_;
+        other.keys_base_ += static_cast<std::uint32_t>(other.keys_.size());
+        other.keys_.clear();
+        other.head_ = 0;
+        other.size_ = 0;
     }
 
   private:

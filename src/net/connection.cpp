@@ -311,6 +311,8 @@ void Connection::on_connected(std::uint64_t gen, const std::error_code& ec) {
         start_tls(gen);
         return;
     }
+    // flush() writes plain TCP with write_some, which must never block the I/O thread.
+    socket_.non_blocking(true, ignored);
     after_transport();
 }
 
@@ -380,36 +382,73 @@ void Connection::become_connected() {
 // ---- writing (strand) ----------------------------------------------------------------------
 
 void Connection::flush() {
-    if (writing_) return;  // on_written flushes again
-    {
-        std::lock_guard lk(mu_);
-        flush_posted_ = false;
-        if (state_.load(std::memory_order_relaxed) != ConnectionState::connected ||
-            pending_out_.empty())
-            return;
-        std::swap(pending_out_, writing_out_);
-        writing_pins_.swap(pending_pins_);
-        if (inflight_.empty()) last_progress_ = std::chrono::steady_clock::now();
-        inflight_.splice_back(pending_);
-    }
-    iov_.clear();
-    writing_out_.for_each_segment(
-        [this](protocol::OutputBuffer::Segment s) { iov_.emplace_back(s.data, s.size); });
-    writing_ = true;
-    // A span, not the vector: the write operation keeps a copy of its buffer sequence, and
-    // copying the vector allocated once per write. iov_ is left alone until on_written.
-    async_write_all(
-        std::span<const asio::const_buffer>(iov_),
-        [self = shared_from_this(), gen = generation_](const std::error_code& ec, std::size_t n) {
-            self->on_written(gen, ec, n);
+    for (;;) {
+        if (writing_) return;  // on_written flushes again
+        {
+            std::lock_guard lk(mu_);
+            flush_posted_ = false;
+            if (state_.load(std::memory_order_relaxed) != ConnectionState::connected ||
+                pending_out_.empty())
+                return;
+            std::swap(pending_out_, writing_out_);
+            writing_pins_.swap(pending_pins_);
+            if (inflight_.empty()) last_progress_ = std::chrono::steady_clock::now();
+            inflight_.splice_back(pending_);
+        }
+        iov_.clear();
+        std::size_t total = 0;
+        writing_out_.for_each_segment([this, &total](protocol::OutputBuffer::Segment s) {
+            iov_.emplace_back(s.data, s.size);
+            total += s.size;
         });
+        writing_ = true;
+        // Plain TCP: write now. The socket is non-blocking and its send buffer almost always
+        // takes the whole batch, so the usual write costs one syscall and no Asio operation
+        // (no completion to queue, no strand hop). Whatever is left (a full send buffer) or
+        // went wrong is handed to an asynchronous write, which also reports errors the usual
+        // way, from its own completion, never from inside this call.
+        std::size_t written = 0;
+        if (!tls_) {
+            std::error_code ec;
+            written = socket_.write_some(std::span<const asio::const_buffer>(iov_), ec);
+            if (ec) written = 0;
+            if (written == total) {
+                finish_write(written);
+                continue;  // what the completions just unpinned may have submitted
+            }
+        }
+        if (written > 0) {
+            if (metrics_) metrics_->bytes_sent(metrics_server_, written);
+            consume_iov(written);
+        }
+        // A span, not the vector: the write operation keeps a copy of its buffer sequence,
+        // and copying the vector allocated once per write. iov_ is left alone until
+        // on_written.
+        async_write_all(
+            std::span<const asio::const_buffer>(iov_),
+            [self = shared_from_this(), gen = generation_](
+                const std::error_code& ec, std::size_t n) { self->on_written(gen, ec, n); });
+        return;
+    }
 }
 
-void Connection::on_written(std::uint64_t gen, const std::error_code& ec, std::size_t n) {
+void Connection::consume_iov(std::size_t n) {
+    std::size_t drop = 0;
+    while (drop < iov_.size() && n >= iov_[drop].size())
+        n -= iov_[drop++].size();
+    iov_.erase(iov_.begin(), iov_.begin() + static_cast<std::ptrdiff_t>(drop));
+    if (n > 0) iov_.front() += n;
+}
+
+void Connection::finish_write(std::size_t n) {
     if (metrics_ && n) metrics_->bytes_sent(metrics_server_, n);
     writing_ = false;
     writing_out_.clear();
     unpin_all(writing_pins_);
+}
+
+void Connection::on_written(std::uint64_t gen, const std::error_code& ec, std::size_t n) {
+    finish_write(n);
     if (gen != generation_) {
         // A write of a connection that has since failed; the new one may have work waiting.
         if (state() == ConnectionState::connected) flush();

@@ -4,8 +4,10 @@
 //   submit() (any thread, under mu_): encode into pending_out_, queue the command in pending_,
 //     and post one flush to the strand unless one is already on its way.
 //   flush() (strand): swap pending_out_ into writing_out_, move pending_ into inflight_, and
-//     write everything with one scatter-gather write. Requests that arrive meanwhile collect
-//     in pending_out_ and go out together in the next write, so a burst costs one syscall.
+//     write everything with one scatter-gather write: at once (non-blocking) on plain TCP,
+//     asynchronously for what the socket does not take and over TLS. Requests that arrive
+//     meanwhile collect in pending_out_ and go out together in the next write, so a burst
+//     costs one syscall.
 //   on_read() (strand): feed the unparsed bytes to the driver, which completes commands at the
 //     front of inflight_ in FIFO order.
 //
@@ -93,6 +95,8 @@ class Connection final : public std::enable_shared_from_this<Connection>,
     void on_read(std::uint64_t gen, const std::error_code& ec, std::size_t n);
     void flush();
     void on_written(std::uint64_t gen, const std::error_code& ec, std::size_t n);
+    void finish_write(std::size_t n);
+    void consume_iov(std::size_t n);
     void arm_health_timer();
     void fail(std::error_code ec, const std::string& why);
     void schedule_reconnect();

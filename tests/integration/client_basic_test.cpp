@@ -8,6 +8,8 @@
 #include <asio/use_future.hpp>
 #include <gtest/gtest.h>
 
+#include <optional>
+#include <stdexcept>
 #include <thread>
 
 namespace {
@@ -61,6 +63,68 @@ TEST(ClientBasic, RunsOnAnIoContextItsExecutorsAndStrandsAndRefusesOtherExecutor
         EXPECT_EQ(e.code(), folsom::errc::invalid_argument);
     }
     pool.join();
+}
+
+/// Runs `io` until `done()` holds or 5 s have passed (the client keeps io busy for good).
+template <class Pred>
+void run_until(asio::io_context& io, Pred done) {
+    const auto deadline = std::chrono::steady_clock::now() + 5s;
+    while (!done() && std::chrono::steady_clock::now() < deadline)
+        io.run_one_for(100ms);
+}
+
+// Completions run inline on the I/O thread when their executor is the io_context's (as
+// asio::dispatch would run them). A handler that throws must not tear the connection's read
+// loop: the exception leaves io_context::run(), as with any Asio handler, and the requests
+// around it still complete exactly once, on a connection that keeps working.
+TEST(ClientBasic, AThrowingHandlerLeavesThroughRunAndTheConnectionKeepsWorking) {
+    folsom::test::MemcachedServer server;
+    asio::io_context io;
+    auto client = folsom::Client::connect(io, folsom::Options{.servers = {server.address()}});
+    int stored = 0;
+    client.set("k", "v", folsom::Ttl{0}, [&](std::error_code ec, folsom::Status s) {
+        EXPECT_FALSE(ec);
+        EXPECT_EQ(s, folsom::Status::stored);
+        ++stored;
+    });
+    run_until(io, [&] { return stored == 1; });
+    ASSERT_EQ(stored, 1);
+
+    int before = 0, after = 0, thrown = 0;
+    client.get("k", [&](std::error_code, std::optional<folsom::Value>) { ++before; });
+    client.get("k", [&](std::error_code, std::optional<folsom::Value>) {
+        throw std::runtime_error("from a completion handler");
+    });
+    client.get("k", [&](std::error_code ec, std::optional<folsom::Value> v) {
+        EXPECT_FALSE(ec);
+        EXPECT_TRUE(v && v->data == "v");
+        ++after;
+    });
+    io.restart();
+    const auto deadline = std::chrono::steady_clock::now() + 5s;
+    while ((after == 0 || thrown == 0) && std::chrono::steady_clock::now() < deadline) {
+        try {
+            io.run_one_for(100ms);
+        } catch (const std::runtime_error& e) {
+            EXPECT_STREQ(e.what(), "from a completion handler");
+            ++thrown;
+            io.restart();
+        }
+    }
+    EXPECT_EQ(thrown, 1);
+    EXPECT_EQ(before, 1);
+    EXPECT_EQ(after, 1);
+
+    int again = 0;
+    client.get("k", [&](std::error_code ec, std::optional<folsom::Value> v) {
+        EXPECT_FALSE(ec);
+        EXPECT_TRUE(v && v->data == "v");
+        ++again;
+    });
+    io.restart();
+    run_until(io, [&] { return again == 1; });
+    EXPECT_EQ(again, 1);
+    EXPECT_EQ(before + after, 2);  // nothing ran twice
 }
 
 }  // namespace

@@ -69,4 +69,36 @@ TEST(CommandQueue, KeepsKeysInOrderAcrossGrowthTrimmingAndSplicing) {
     EXPECT_TRUE(model.empty());
 }
 
+TEST(CommandQueue, SplicesAQueueThatHasWrappedAndDroppedKeys) {
+    // The source queue's ring has wrapped and its key arena holds dead keys in front (it was
+    // popped from): the spliced commands still find their own keys, after the target's.
+    for (int target_size : {0, 3, 70}) {
+        CommandQueue source, target;
+        std::deque<std::uint32_t> model;
+        std::uint32_t next = 0;
+        for (int i = 0; i < 50; ++i, ++next)
+            source.push_back(keyed(next), key_for(next));
+        for (int i = 0; i < 40; ++i)
+            source.pop_front();
+        for (int i = 0; i < 60; ++i, ++next)  // wraps the 64-slot ring
+            source.push_back(keyed(next), key_for(next));
+        for (int i = 0; i < target_size; ++i)
+            target.push_back(keyed(1000 + i), key_for(1000 + i));
+        for (int i = 0; i < target_size; ++i)
+            model.push_back(1000 + i);
+        for (std::uint32_t p = 40; p < next; ++p)
+            model.push_back(p);
+        target.splice_back(source);
+        EXPECT_TRUE(source.empty());
+        ASSERT_EQ(target.size(), model.size());
+        for (std::size_t i = 0; i < model.size(); ++i) {
+            ASSERT_EQ(target.at(i).part, model[i]);
+            ASSERT_EQ(target.key(target.at(i)), key_for(model[i])) << i;
+        }
+        // The emptied source is usable again.
+        source.push_back(keyed(7), key_for(7));
+        EXPECT_EQ(source.key(source.front()), key_for(7));
+    }
+}
+
 }  // namespace
