@@ -227,8 +227,8 @@ class AsyncOp final : public Operation {
 
     /// Runs the handler now. As with asio::dispatch, an exception it throws leaves through
     /// io_context::run(), not through the connection that delivered the result.
-    static void invoke_inline(const asio::any_io_executor& ex, Handler handler,
-                              result_type result) {
+    static void invoke_inline(const asio::any_io_executor& ex, Handler&& handler,
+                              result_type&& result) {
         try {
             std::apply(std::move(handler), std::move(result));
         } catch (...) {
