@@ -43,6 +43,7 @@ std::shared_ptr<ClientCore> make_client_core(asio::any_io_executor ex, const Opt
                                                        options.max_outstanding_requests);
     core->set_key_prefix_size(options.key_prefix.size());
     core->set_observers(options.metrics, options.tracer);
+    core->set_inline_context_from(core->executor());
     return core;
 }
 

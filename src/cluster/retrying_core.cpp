@@ -32,6 +32,11 @@ class RetryShim final : public detail::Operation {
         op_.on_stat(part_, name, value);
     }
     void on_complete(std::uint32_t, const detail::Completion& c) override {
+        if (!c.ec) [[likely]] {
+            op_.on_complete(part_, c);
+            drop();
+            return;
+        }
         if (!retried_ && c.ec == errc::connection_lost) {
             retried_ = true;
             request_.retryable = false;  // the last attempt: metrics count how it ends
@@ -84,7 +89,9 @@ class RetryShim final : public detail::Operation {
             return v;
         };
         request_.key = copy(request.key);
-        if (request.keys.size() == 1 && request.keys.front() == request.key) {
+        // (The same view, as single-key requests make it: compared by address, not bytes.)
+        if (request.keys.size() == 1 && request.keys.front().data() == request.key.data() &&
+            request.keys.front().size() == request.key.size()) {
             single_ = request_.key;
             request_.keys = {&single_, 1};
         } else {

@@ -413,8 +413,13 @@ void Connection::flush() {
             written = socket_.write_some(std::span<const asio::const_buffer>(iov_), ec);
             if (ec) written = 0;
             if (written == total) {
+                // Requests that arrive from here on post a flush of their own (flush_posted_
+                // is clear); only completions run by the unpinning below need the loop, to
+                // go out in this call.
+                const bool unpinned = !writing_pins_.empty();
                 finish_write(written);
-                continue;  // what the completions just unpinned may have submitted
+                if (unpinned) continue;
+                return;
             }
         }
         if (written > 0) {
@@ -478,9 +483,7 @@ void Connection::on_read(std::uint64_t gen, const std::error_code& ec, std::size
                                                            : "read failed: " + ec.message());
         return;
     }
-    rbuf_.commit(n);
-    if (metrics_) metrics_->bytes_received(metrics_server_, n);
-    last_progress_ = std::chrono::steady_clock::now();
+    received(n);
     if (handshaking_) {
         auto hs = driver_->handshake_reply(rbuf_.data(), handshake_out_);
         rbuf_.consume(hs.consumed);
@@ -502,17 +505,52 @@ void Connection::on_read(std::uint64_t gen, const std::error_code& ec, std::size
         // Replies cannot precede requests, so nothing else should be buffered; let the
         // driver judge it (it reports a reply to a request never sent).
     }
-    decoding_ = true;
-    detail::DecodeStep step = driver_->decode(rbuf_.data(), inflight_);
-    decoding_ = false;
-    rbuf_.consume(step.consumed);
-    if (step.ec) {
-        fail(step.ec, step.message);
-        return;
+    for (int round = 0;; ++round) {
+        decoding_ = true;
+        detail::DecodeStep step = driver_->decode(rbuf_.data(), inflight_);
+        decoding_ = false;
+        rbuf_.consume(step.consumed);
+        if (step.ec) {
+            fail(step.ec, step.message);
+            return;
+        }
+        read_need_ = step.needed;
+        flush();  // what the completions just submitted (see submit())
+        if (round == max_direct_reads || inflight_.empty()) break;
+        const ReadNow r = read_now();
+        if (r == ReadNow::would_block) break;
+        if (r == ReadNow::failed) return;  // fail() has run
     }
-    read_need_ = step.needed;
-    flush();  // what the completions just submitted (see submit())
     start_read();
+}
+
+Connection::ReadNow Connection::read_now() {
+    // Plain TCP only (a TLS record may need a write to make progress), and only while reads
+    // have been finding bytes: a recv that finds none costs a syscall for nothing, so after
+    // misses the probe runs once every 64 rounds until it hits again.
+    if (tls_ || not_connected()) return ReadNow::would_block;
+    if (read_hits_ == 0 && (++read_probe_ & 63) != 0) return ReadNow::would_block;
+    auto space = rbuf_.prepare(std::max(read_need_, min_read_size));
+    std::error_code ec;
+    const std::size_t n = socket_.read_some(asio::buffer(space.data(), space.size()), ec);
+    if (ec == asio::error::would_block || ec == asio::error::try_again) {
+        if (read_hits_ > 0) --read_hits_;
+        return ReadNow::would_block;
+    }
+    if (ec) {
+        fail(errc::connection_lost, ec == asio::error::eof ? "server closed the connection"
+                                                           : "read failed: " + ec.message());
+        return ReadNow::failed;
+    }
+    if (read_hits_ < 3) ++read_hits_;
+    received(n);
+    return ReadNow::read;
+}
+
+void Connection::received(std::size_t n) {
+    rbuf_.commit(n);
+    if (metrics_) metrics_->bytes_received(metrics_server_, n);
+    last_progress_ = std::chrono::steady_clock::now();
 }
 
 // ---- health, failure and reconnect (strand) ------------------------------------------------

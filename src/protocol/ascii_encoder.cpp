@@ -50,47 +50,45 @@ void end_command(OutputBuffer& out, bool noreply) {
 std::error_code encode_retrieve(OutputBuffer& out, RetrieveCommand cmd,
                                 std::span<const std::string_view> keys, std::uint32_t exptime) {
     if (keys.empty()) return errc::invalid_argument;
-    for (auto k : keys)
+    std::size_t line = 0;
+    for (auto k : keys) {
         if (auto ec = validate_key(k)) return ec;
-    const std::string_view word = retrieve_word(cmd);
-    if (keys.size() == 1 && (cmd == RetrieveCommand::get || cmd == RetrieveCommand::gets)) {
-        // The pipelined-get hot path: build the line on the stack and append it at once (one
-        // capacity check and one copy instead of four appends).
-        char line[4 + 1 + max_key_length + 2];
-        const std::string_view k = keys.front();
-        std::size_t n = word.size();
-        std::memcpy(line, word.data(), n);
-        line[n++] = ' ';
-        std::memcpy(line + n, k.data(), k.size());
-        n += k.size();
-        line[n++] = '\r';
-        line[n++] = '\n';
-        out.append(std::string_view(line, n));
-        return {};
+        line += 1 + k.size();
     }
-    out.append(word);
+    const std::string_view word = retrieve_word(cmd);
     if (cmd == RetrieveCommand::gat || cmd == RetrieveCommand::gats) {
+        out.append(word);
         out.append(' ');
         out.append_decimal(exptime);
+    } else {
+        line += word.size();
+    }
+    // The keys (and the word) are written in place with one capacity check: this is the
+    // pipelined get's and the multi-get's hot path.
+    char* p = out.extend(line + 2);
+    if (cmd == RetrieveCommand::get || cmd == RetrieveCommand::gets) {
+        std::memcpy(p, word.data(), word.size());
+        p += word.size();
     }
     for (auto k : keys) {
-        out.append(' ');
-        out.append(k);
+        *p++ = ' ';
+        std::memcpy(p, k.data(), k.size());
+        p += k.size();
     }
-    out.append("\r\n");
+    p[0] = '\r';
+    p[1] = '\n';
     return {};
 }
 
 std::error_code encode_retrieve_more(OutputBuffer& out, std::string_view key) {
     if (auto ec = validate_key(key)) return ec;
-    // Replace the line's "\r\n" with " <key>\r\n".
-    out.truncate(out.arena_size() - 2, out.ref_count());
-    char tail[1 + max_key_length + 2];
-    tail[0] = ' ';
-    std::memcpy(tail + 1, key.data(), key.size());
-    tail[1 + key.size()] = '\r';
-    tail[2 + key.size()] = '\n';
-    out.append(std::string_view(tail, key.size() + 3));
+    // Replace the line's "\r\n" with " <key>\r\n": the line grows by the key and its space.
+    char* p = out.extend(1 + key.size()) - 2;
+    *p++ = ' ';
+    std::memcpy(p, key.data(), key.size());
+    p += key.size();
+    p[0] = '\r';
+    p[1] = '\n';
     return {};
 }
 

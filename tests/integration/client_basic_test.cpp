@@ -2,6 +2,7 @@
 
 #include "support/memcached_server.hpp"
 
+#include <asio/bind_allocator.hpp>
 #include <asio/io_context.hpp>
 #include <asio/strand.hpp>
 #include <asio/thread_pool.hpp>
@@ -125,6 +126,57 @@ TEST(ClientBasic, AThrowingHandlerLeavesThroughRunAndTheConnectionKeepsWorking) 
     run_until(io, [&] { return again == 1; });
     EXPECT_EQ(again, 1);
     EXPECT_EQ(before + after, 2);  // nothing ran twice
+}
+
+/// Counts the blocks it has handed out and not yet taken back.
+template <class T>
+struct CountingAllocator {
+    using value_type = T;
+    explicit CountingAllocator(int* counter) noexcept : live(counter) {}
+    template <class U>
+    CountingAllocator(const CountingAllocator<U>& o) noexcept : live(o.live) {}
+    T* allocate(std::size_t n) {
+        ++*live;
+        return std::allocator<T>().allocate(n);
+    }
+    void deallocate(T* p, std::size_t n) noexcept {
+        --*live;
+        std::allocator<T>().deallocate(p, n);
+    }
+    bool operator==(const CountingAllocator& o) const noexcept { return live == o.live; }
+    int* live;
+};
+
+// A request's state comes from its handler's associated allocator and is given back before
+// the handler runs: a handler that issues the next request (the usual pipelined loop) reuses
+// that memory instead of holding two blocks at once.
+TEST(ClientBasic, ARequestsMemoryIsFreedBeforeItsHandlerRuns) {
+    folsom::test::MemcachedServer server;
+    asio::io_context io;
+    auto client = folsom::Client::connect(io, folsom::Options{.servers = {server.address()}});
+    int live = 0, done = 0;
+    auto check = [&](std::error_code ec) {
+        EXPECT_FALSE(ec);
+        // The three requests complete in order on one connection: only the later ones may
+        // still hold their blocks.
+        EXPECT_EQ(live, 2 - done) << "the request's memory is still held while its handler runs";
+        ++done;
+    };
+    const CountingAllocator<void> alloc(&live);
+    client.set("k", "v", folsom::Ttl{0},
+               asio::bind_allocator(alloc, [&](std::error_code ec, folsom::Status) { check(ec); }));
+    client.get("k",
+               asio::bind_allocator(alloc, [&](std::error_code ec, std::optional<folsom::Value> v) {
+                   EXPECT_TRUE(v && v->data == "v");
+                   check(ec);
+               }));
+    client.get("missing",
+               asio::bind_allocator(
+                   alloc, [&](std::error_code ec, std::optional<folsom::Value>) { check(ec); }));
+    EXPECT_EQ(live, 3) << "each request takes one block from its handler's allocator";
+    run_until(io, [&] { return done == 3; });
+    EXPECT_EQ(done, 3);
+    EXPECT_EQ(live, 0);
 }
 
 }  // namespace

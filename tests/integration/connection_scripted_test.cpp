@@ -7,6 +7,8 @@
 
 #include "support/fake_server.hpp"
 
+#include <asio/io_context.hpp>
+#include <asio/steady_timer.hpp>
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -409,6 +411,68 @@ TEST(ConnectionScripted, ARefusalInsideJoinedGetsFailsOnlyTheUnansweredOnes) {
     EXPECT_EQ(x + y + server_errors, 20);
     EXPECT_EQ(client.get("z")->data, "y");  // same connection, still in step
     EXPECT_EQ(client.async().outstanding(), 0u);
+}
+
+// A get issued from the previous get's completion goes out at once, and its reply is read
+// without waiting on the reactor whenever it is already there (Connection::read_now). Such a
+// read can be the one that finds the stream closed: the server here answers 20 gets on its
+// first connection and then closes. Every get still completes exactly once, the one the
+// close caught with connection_lost (or, until the client has reconnected, not_connected),
+// and the chain carries on over the new connection.
+TEST(ConnectionScripted, ChainedGetsCompleteOnceWhenTheServerClosesRightAfterAReply) {
+    FakeServer server([](FakeConnection& c) {
+        for (int answered = 0;; ++answered) {
+            if (c.index() == 0 && answered == 20) {
+                c.close();
+                return;
+            }
+            const std::string line = c.read_line();
+            if (line.empty()) return;
+            std::string reply;
+            for (const auto& key : keys_of(line))
+                reply +=
+                    "VALUE " + key + " 0 " + std::to_string(key.size()) + "\r\n" + key + "\r\n";
+            c.write(reply + "END\r\n");
+        }
+    });
+    asio::io_context io;
+    auto client = folsom::Client::connect(io, options_for(server));
+    constexpr int total = 100;
+    std::vector<int> completions(total, 0);
+    int ok = 0, lost = 0, other = 0, issued = 0;
+    asio::steady_timer pause(io);
+    std::function<void()> next = [&] {
+        if (issued == total) return;
+        const int i = issued++;
+        const std::string key = "key" + std::to_string(i);
+        client.get(key, [&, i, key](std::error_code ec, std::optional<folsom::Value> v) {
+            ++completions[static_cast<std::size_t>(i)];
+            if (!ec) {
+                EXPECT_TRUE(v && v->data == key);
+                ++ok;
+                next();
+                return;
+            }
+            if (ec == errc::connection_lost || ec == errc::not_connected)
+                ++lost;
+            else
+                ++other;
+            pause.expires_after(10ms);  // let the client reconnect
+            pause.async_wait([&](std::error_code) { next(); });
+        });
+    };
+    next();
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (ok + lost + other < total && std::chrono::steady_clock::now() < deadline)
+        io.run_one_for(100ms);
+    for (int i = 0; i < total; ++i)
+        EXPECT_EQ(completions[static_cast<std::size_t>(i)], 1) << "get " << i;
+    EXPECT_GE(ok, 20);
+    EXPECT_GE(lost, 1);
+    EXPECT_EQ(other, 0);
+    EXPECT_GE(server.accepted(), 2u);
+    EXPECT_EQ(client.outstanding(), 0u);
+    client.shutdown();
 }
 
 }  // namespace

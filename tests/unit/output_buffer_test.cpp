@@ -4,6 +4,7 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -115,6 +116,42 @@ TEST(OutputBuffer, ClearKeepsNothingButCapacity) {
     EXPECT_TRUE(segments(out).empty());
     out.append("x");
     EXPECT_EQ(out.contiguous(), "x");
+}
+
+// extend() hands out room to fill in place; growing keeps what was written, far past the
+// first block, and copies, moves and swaps carry the bytes (connections swap their pending and
+// writing buffers once per write).
+TEST(OutputBuffer, ExtendGrowsInPlaceAndKeepsTheBytesThroughCopiesMovesAndSwaps) {
+    OutputBuffer out;
+    std::string expect;
+    for (int i = 0; i < 5000; ++i) {
+        const std::size_t n = static_cast<std::size_t>(i % 37);
+        char* p = out.extend(n);
+        for (std::size_t j = 0; j < n; ++j)
+            p[j] = static_cast<char>('a' + (i + j) % 26);
+        expect.append(p, n);
+        if (i % 101 == 0) {
+            out.append('|');
+            expect.push_back('|');
+        }
+    }
+    EXPECT_EQ(out.contiguous(), expect);
+    EXPECT_EQ(out.arena_size(), expect.size());
+
+    OutputBuffer copy(out);
+    OutputBuffer moved(std::move(out));
+    EXPECT_EQ(copy.contiguous(), expect);
+    EXPECT_EQ(moved.contiguous(), expect);
+
+    OutputBuffer other;
+    other.append("other");
+    std::swap(moved, other);
+    EXPECT_EQ(moved.contiguous(), "other");
+    EXPECT_EQ(other.contiguous(), expect);
+    other.truncate(3, 0);
+    EXPECT_EQ(other.contiguous(), expect.substr(0, 3));
+    other = moved;
+    EXPECT_EQ(other.contiguous(), "other");
 }
 
 }  // namespace

@@ -168,7 +168,10 @@ class AsyncOp final : public Operation {
         if (!delivered_.exchange(true, std::memory_order_acq_rel)) {
             result_type r{};
             std::get<0>(r) = make_error_code(errc::cancelled);
-            deliver(std::move(r), false);
+            clear_cancellation();
+            end_span(r);
+            Handler handler(std::move(handler_));
+            deliver(std::move(handler), std::move(r), *core_, false);
         }
         drop(false);
     }
@@ -180,26 +183,56 @@ class AsyncOp final : public Operation {
 
     void finish(bool from_initiator) {
         // The last reference: release the outstanding slot, then either deliver (normal path)
-        // or just free (a cancel already delivered).
-        std::shared_ptr<ClientCore> core = core_;
-        if (acquired_) core->release();
-        if (!delivered_.exchange(true, std::memory_order_acq_rel)) {
-            deliver(collector_.result(), from_initiator);
+        // or just free (a cancel already delivered). The op is freed before the handler runs,
+        // so that a request the handler makes can reuse its memory.
+        if (acquired_) core_->release();
+        if (delivered_.exchange(true, std::memory_order_acq_rel)) {
+            destroy();
+            return;
         }
+        result_type result = collector_.result();
+        clear_cancellation();
+        end_span(result);
+        Handler handler(std::move(handler_));
+        std::shared_ptr<ClientCore> core = std::move(core_);
+        destroy();
+        deliver(std::move(handler), std::move(result), *core, from_initiator);
+    }
+
+    void destroy() {
         allocator alloc(alloc_);
         this->~AsyncOp();
         std::allocator_traits<allocator>::deallocate(alloc, this, 1);
     }
 
-    /// Hands the result to the handler (exactly once; the caller won `delivered_`).
-    void deliver(result_type result, bool post) {
-        clear_cancellation();
+    void end_span(const result_type& result) {
         if (span_) {
             span_->end(span_end_of(result));
             span_.reset();
         }
-        Handler handler(std::move(handler_));
-        auto ex = asio::get_associated_executor(handler, core_->completion_executor());
+    }
+
+    /// A handler with no executor of its own (a plain callback) runs on the core's completion
+    /// executor. Detected with a marker type as the fallback: associated_executor yields the
+    /// fallback's type exactly when the handler names no executor.
+    struct NoExecutor {};
+    static constexpr bool has_own_executor =
+        !std::is_same_v<typename asio::associated_executor<Handler, NoExecutor>::type, NoExecutor>;
+
+    /// Hands the result to the handler (exactly once: the caller won `delivered_`). Static:
+    /// the op may already be freed.
+    static void deliver(Handler&& handler, result_type&& result, ClientCore& core, bool post) {
+        if constexpr (!has_own_executor) {
+            // The usual case: a callback, completed on the I/O thread of a client without a
+            // reply executor. What asio::dispatch would do (run it now), decided without
+            // building an any_io_executor for the handler.
+            if (asio::io_context* io = core.inline_context();
+                !post && io != nullptr && io->get_executor().running_in_this_thread()) {
+                invoke_inline(io->get_executor(), std::move(handler), std::move(result));
+                return;
+            }
+        }
+        auto ex = asio::get_associated_executor(handler, core.completion_executor());
         if constexpr (std::is_same_v<decltype(ex), asio::any_io_executor>) {
             if (!post && runs_inline_here(ex)) {
                 // What asio::dispatch would do, without wrapping the handler in a type-erased
@@ -226,9 +259,9 @@ class AsyncOp final : public Operation {
     }
 
     /// Runs the handler now. As with asio::dispatch, an exception it throws leaves through
-    /// io_context::run(), not through the connection that delivered the result.
-    static void invoke_inline(const asio::any_io_executor& ex, Handler&& handler,
-                              result_type&& result) {
+    /// io_context::run() (posted to `ex`), not through the connection that delivered the result.
+    template <class Executor>
+    static void invoke_inline(const Executor& ex, Handler&& handler, result_type&& result) {
         try {
             std::apply(std::move(handler), std::move(result));
         } catch (...) {

@@ -11,6 +11,7 @@
 #include "folsom/tracing.hpp"
 
 #include <asio/any_io_executor.hpp>
+#include <asio/io_context.hpp>
 #include <asio/post.hpp>
 
 #include <atomic>
@@ -24,6 +25,7 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <typeinfo>
 #include <vector>
 
 namespace folsom::detail {
@@ -44,7 +46,23 @@ class ClientCore {
         return reply_executor_ ? *reply_executor_ : executor();
     }
     /// Set once, before the first request (Client::connect does it).
-    void set_reply_executor(asio::any_io_executor ex) { reply_executor_ = std::move(ex); }
+    void set_reply_executor(asio::any_io_executor ex) {
+        reply_executor_ = std::move(ex);
+        inline_context_ = nullptr;
+    }
+    /// The io_context whose own executor is the completion executor, or null (a reply
+    /// executor, or an I/O executor of another kind). A completion of a plain callback runs
+    /// inline when this io_context runs on the current thread, decided without building an
+    /// any_io_executor (see AsyncOp::deliver). Null only turns that shortcut off.
+    asio::io_context* inline_context() const noexcept { return inline_context_; }
+    /// Set once, before the first request (make_client_core does it from executor()).
+    void set_inline_context_from(const asio::any_io_executor& ex) noexcept {
+        using E = asio::io_context::executor_type;
+        // (This Asio's target<T>() does not check the type itself.)
+        inline_context_ = !reply_executor_ && ex.target_type() == typeid(E)
+                              ? &ex.target<E>()->context()
+                              : nullptr;
+    }
 
     /// Bytes sent in front of every key (Options::key_prefix; 0 without one), so that
     /// multi-get parts are sized by the keys as they go on the wire. Set once, before the first
@@ -133,6 +151,7 @@ class ClientCore {
 
   private:
     std::optional<asio::any_io_executor> reply_executor_;
+    asio::io_context* inline_context_ = nullptr;
     std::size_t key_prefix_size_ = 0;
     std::shared_ptr<Metrics> metrics_;
     std::shared_ptr<Tracer> tracer_;

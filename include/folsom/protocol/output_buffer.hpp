@@ -13,14 +13,18 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdlib>
+#include <cstring>
+#include <new>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace folsom::protocol {
 
 class OutputBuffer {
-public:
+  public:
     /// One contiguous run of bytes to write.
     struct Segment {
         const char* data;
@@ -29,7 +33,10 @@ public:
 
     /// Copies `bytes` into the arena.
     void append(std::string_view bytes) { arena_.append(bytes.data(), bytes.size()); }
-    void append(char c) { arena_.push_back(c); }
+    void append(char c) { *arena_.extend(1) = c; }
+    /// Grows the arena by `n` bytes and returns where they start, for an encoder to fill in
+    /// place (one capacity check for a whole line). Valid until the next append or clear.
+    char* extend(std::size_t n) { return arena_.extend(n); }
 
     /// Appends the decimal form of `v` (no allocation).
     void append_decimal(unsigned long long v) {
@@ -59,7 +66,8 @@ public:
     /// Total bytes to write.
     std::size_t size() const noexcept {
         std::size_t n = arena_.size();
-        for (const auto& r : refs_) n += r.size;
+        for (const auto& r : refs_)
+            n += r.size;
         return n;
     }
     bool empty() const noexcept { return arena_.empty() && refs_.empty(); }
@@ -102,13 +110,71 @@ public:
         refs_.clear();
     }
 
-private:
+  private:
     struct Ref {
         std::size_t arena_offset;  // the referenced block goes before arena_[arena_offset]
         const char* data;
         std::size_t size;
     };
-    std::string arena_;
+    // The arena's bytes: a growable char block whose appends inline to a capacity check and a
+    // copy (std::string's out-of-line append and resize cost more than the copy for the
+    // few-byte pieces encoders add). Grows geometrically and keeps its capacity across clear(),
+    // so a connection's steady state allocates nothing.
+    class Bytes {
+      public:
+        Bytes() noexcept = default;
+        Bytes(const Bytes& o) : Bytes() { append(o.data_, o.size_); }
+        Bytes(Bytes&& o) noexcept
+            : data_(std::exchange(o.data_, nullptr)),
+              size_(std::exchange(o.size_, 0)),
+              cap_(std::exchange(o.cap_, 0)) {}
+        Bytes& operator=(Bytes o) noexcept {
+            swap(o);
+            return *this;
+        }
+        ~Bytes() { std::free(data_); }
+        void swap(Bytes& o) noexcept {
+            std::swap(data_, o.data_);
+            std::swap(size_, o.size_);
+            std::swap(cap_, o.cap_);
+        }
+
+        const char* data() const noexcept { return data_; }
+        std::size_t size() const noexcept { return size_; }
+        bool empty() const noexcept { return size_ == 0; }
+        void clear() noexcept { size_ = 0; }
+        /// Shrinks to `n` bytes (n <= size()); growing goes through extend().
+        void resize(std::size_t n) noexcept {
+            if (n < size_) size_ = n;
+        }
+        char* extend(std::size_t n) {
+            if (cap_ - size_ < n) [[unlikely]]
+                grow(n);
+            char* p = data_ + size_;
+            size_ += n;
+            return p;
+        }
+        void append(const char* p, std::size_t n) {
+            if (n != 0) std::memcpy(extend(n), p, n);
+        }
+
+      private:
+        void grow(std::size_t n) {
+            std::size_t cap = cap_ < 256 ? 256 : cap_ * 2;
+            while (cap - size_ < n)
+                cap *= 2;
+            void* p = std::realloc(data_, cap);
+            if (p == nullptr) throw std::bad_alloc();
+            data_ = static_cast<char*>(p);
+            cap_ = cap;
+        }
+
+        char* data_ = nullptr;
+        std::size_t size_ = 0;
+        std::size_t cap_ = 0;
+    };
+
+    Bytes arena_;
     std::vector<Ref> refs_;
 };
 
