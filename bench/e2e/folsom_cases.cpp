@@ -128,6 +128,25 @@ std::uint64_t FolsomCases::get_multi(std::uint64_t ops, std::size_t keys_per_op)
     return run(ops, 1, issue);
 }
 
+std::uint64_t FolsomCases::get_multi_view(std::uint64_t ops, std::size_t keys_per_op) {
+    const std::size_t expect = keys_.value.size();
+    // One multi-get at a time, on this (the only I/O) thread: one counter serves them all.
+    std::size_t good = 0;
+    auto issue = [this, keys_per_op, expect, &good](auto& w, std::uint64_t i) {
+        const std::size_t start = keys_.run_start(next_ + i, keys_per_op);
+        good = 0;
+        client_.get_multi_view(
+            std::span<const std::string_view>(keys_.views.data() + start, keys_per_op),
+            [&good, expect](std::size_t, const ValueView& v) {
+                good += v.data.size() == expect ? 1 : 0;
+            },
+            [w = &w, keys_per_op, &good](std::error_code ec, MultiGetViewResult r) {
+                w->complete(!ec && r.complete() && r.hits == keys_per_op && good == keys_per_op);
+            });
+    };
+    return run(ops, 1, issue);
+}
+
 std::uint64_t FolsomCases::set(std::uint64_t ops, std::size_t window) {
     const std::string_view value = keys_.value;
     auto issue = [this, value](auto& w, std::uint64_t i) {

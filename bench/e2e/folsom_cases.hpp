@@ -28,6 +28,8 @@ class FolsomCases {
     std::uint64_t get_view(std::uint64_t ops, std::size_t window, bool batch = false);
     /// get_multi of `keys_per_op` consecutive keys, one multi-get at a time.
     std::uint64_t get_multi(std::uint64_t ops, std::size_t keys_per_op);
+    /// As get_multi, zero-copy (Client::get_multi_view): each hit's view is only looked at.
+    std::uint64_t get_multi_view(std::uint64_t ops, std::size_t keys_per_op);
     /// Sets of the key set's value (copied into the write buffer).
     std::uint64_t set(std::uint64_t ops, std::size_t window);
 

@@ -167,6 +167,27 @@ class Client {
     auto get_multi(std::span<const std::string_view> keys, Token&& token) {
         return retrieve_multi(detail::OpCode::get, keys, 0, std::forward<Token>(token));
     }
+    /// Zero-copy multi-get. `on_hit(std::size_t index, const ValueView& value)` is called once
+    /// for each key found, as its reply is read: `index` is the key's position in `keys`, and
+    /// the view points into the connection's read buffer and lives only during the call (copy
+    /// what you keep: ValueView::to_value). Misses get no call. Then the completion runs:
+    /// void(std::error_code, MultiGetViewResult), with the number of hits and, when a server
+    /// failed, why each of its keys went unanswered (the error itself is set only when every
+    /// server failed, as with get_multi). No value is copied and nothing is allocated per key.
+    /// `on_hit` runs on the I/O thread of the connection that read the value, always before
+    /// the completion; with several servers and several threads running the io_context, calls
+    /// for keys on different servers may run at the same time. Keep it short: it runs inside
+    /// the read loop, and it must not throw.
+    template <class OnHit, class Token>
+    auto get_multi_view(std::span<const std::string_view> keys, OnHit&& on_hit, Token&& token) {
+        return asio::async_initiate<Token, void(std::error_code, MultiGetViewResult)>(
+            [core = core_, keys](auto handler, auto hit) {
+                using Collector = detail::MultiGetViewCollector<decltype(hit)>;
+                start_multi<Collector>(core, detail::OpCode::get, keys, 0, std::move(handler),
+                                       std::move(hit));
+            },
+            token, std::forward<OnHit>(on_hit));
+    }
     /// Multi-gets with cas.
     template <class Token>
     auto gets_multi(std::span<const std::string_view> keys, Token&& token) {
@@ -478,15 +499,18 @@ class Client {
                         std::uint32_t exptime, Token&& token) {
         return asio::async_initiate<Token, void(std::error_code, MultiGetResult)>(
             [core = core_, code, keys, exptime](auto handler) {
-                start_multi(core, code, keys, exptime, std::move(handler));
+                start_multi<detail::MultiGetCollector>(core, code, keys, exptime,
+                                                       std::move(handler));
             },
             token);
     }
 
-    template <class Handler>
+    /// Starts a multi-get whose result `Collector` builds (constructed from the keys and
+    /// `collector_args`).
+    template <class Collector, class Handler, class... Args>
     static void start_multi(const std::shared_ptr<detail::ClientCore>& core, detail::OpCode code,
                             std::span<const std::string_view> keys, std::uint32_t exptime,
-                            Handler&& handler);
+                            Handler&& handler, Args&&... collector_args);
 
     template <class Token>
     auto arith(detail::OpCode code, std::string_view key, std::uint64_t delta, Token&& token,
@@ -598,13 +622,14 @@ auto Client::meta_set(std::string_view key, Bytes value, Ttl ttl, const MetaSetO
         token, std::move(value));
 }
 
-template <class Handler>
+template <class Collector, class Handler, class... Args>
 void Client::start_multi(const std::shared_ptr<detail::ClientCore>& core, detail::OpCode code,
                          std::span<const std::string_view> keys, std::uint32_t exptime,
-                         Handler&& handler) {
-    using Op = detail::AsyncOp<detail::MultiGetCollector, std::decay_t<Handler>>;
+                         Handler&& handler, Args&&... collector_args) {
+    using Op = detail::AsyncOp<Collector, std::decay_t<Handler>>;
     const bool acquired = core->try_acquire();
-    Op* op = Op::create(std::forward<Handler>(handler), core, acquired, 0, keys);
+    Op* op = Op::create(std::forward<Handler>(handler), core, acquired, 0, keys,
+                        std::forward<Args>(collector_args)...);
     detail::TraceInfo trace{code, keys.empty() ? std::string_view{} : keys.front(), keys.size(),
                             false, true};
     op->trace(trace);
@@ -629,6 +654,7 @@ void Client::start_multi(const std::shared_ptr<detail::ClientCore>& core, detail
     detail::Request r;
     r.code = code;
     r.exptime = exptime;
+    r.keys_are_stable = true;  // they point into the collector, which lives as long as the op
     for (std::uint32_t p = 0; p < parts; ++p) {
         r.keys = c.part_keys(p);
         r.key = r.keys.front();

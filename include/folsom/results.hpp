@@ -42,6 +42,15 @@ struct MultiGetResult {
     }
 };
 
+/// How a get_multi_view ended (its values went to the per-hit callback).
+struct MultiGetViewResult {
+    std::size_t hits = 0;                 ///< keys found (each reported once)
+    std::vector<std::error_code> errors;  ///< empty, or errors[i]: why keys[i] is unanswered
+
+    /// True when every key got an answer (a hit or a miss).
+    bool complete() const noexcept { return errors.empty(); }
+};
+
 /// One server's answer to a request addressed to every server (stats, version, flush_all,
 /// delete_all).
 template <class T>

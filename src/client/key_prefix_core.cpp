@@ -165,6 +165,7 @@ void KeyPrefixCore::submit(std::size_t server, Operation& op, std::uint32_t part
     std::memcpy(buf + prefix_.size(), request.key.data(), request.key.size());
     Request prefixed = request;
     prefixed.key = std::string_view(buf, prefix_.size() + request.key.size());
+    prefixed.keys_are_stable = false;
     inner_->submit(server, op, part, prefixed);
 }
 

@@ -2,7 +2,7 @@
 
 namespace folsom::detail {
 
-MultiGetCollector::MultiGetCollector(std::span<const std::string_view> keys) {
+MultiGetPlan::MultiGetPlan(std::span<const std::string_view> keys) {
     std::size_t total = 0;
     for (auto k : keys)
         total += k.size();
@@ -15,11 +15,10 @@ MultiGetCollector::MultiGetCollector(std::span<const std::string_view> keys) {
         keys_.emplace_back(arena_.data() + off, k.size());
         off += k.size();
     }
-    values_.resize(keys.size());
 }
 
-std::uint32_t MultiGetCollector::plan(std::span<const std::uint32_t> server_of,
-                                      std::size_t max_part_bytes, std::size_t key_overhead) {
+std::uint32_t MultiGetPlan::plan(std::span<const std::uint32_t> server_of,
+                                 std::size_t max_part_bytes, std::size_t key_overhead) {
     const auto n = static_cast<std::uint32_t>(keys_.size());
     // Counting sort of key indices by server keeps each server's keys in caller order.
     std::uint32_t servers = 0;
@@ -59,7 +58,8 @@ std::uint32_t MultiGetCollector::plan(std::span<const std::uint32_t> server_of,
     return part_count();
 }
 
-void MultiGetCollector::on_value(std::uint32_t part, std::uint32_t position, const ValueView& v) {
+std::uint32_t MultiGetPlan::locate(std::uint32_t part, std::uint32_t position,
+                                   std::string_view key) {
     const std::uint32_t begin = part_begin_[part];
     const std::uint32_t size = part_begin_[part + 1] - begin;
     if (position == Operation::unknown_position) {
@@ -68,39 +68,37 @@ void MultiGetCollector::on_value(std::uint32_t part, std::uint32_t position, con
         for (std::uint32_t step = 0; step < size; ++step) {
             std::uint32_t p = cursor_[part] + step;
             if (p >= size) p -= size;
-            if (part_keys_[begin + p] == v.key) {
+            if (part_keys_[begin + p] == key) {
                 position = p;
                 break;
             }
         }
-        if (position == Operation::unknown_position) return;  // a key we did not ask for
+        if (position == Operation::unknown_position) return no_key;  // not asked for
         cursor_[part] = position + 1 == size ? 0 : position + 1;
     }
-    if (position >= size) return;
-    auto& slot = values_[part_index_[begin + position]];
-    if (!slot) slot = v.to_value();
+    if (position >= size) return no_key;
+    return part_index_[begin + position];
 }
 
-std::tuple<std::error_code, MultiGetResult> MultiGetCollector::result() {
-    MultiGetResult r;
+std::vector<std::error_code> MultiGetPlan::key_errors(std::error_code& ec) const {
+    std::vector<std::error_code> errors;
     std::error_code first;
     bool all_failed = !part_error_.empty();
     bool any_failed = false;
-    for (auto& e : part_error_) {
+    for (const auto& e : part_error_) {
         all_failed = all_failed && e;
         if (e && !first) first = e;
         any_failed = any_failed || e;
     }
-    if (any_failed) {
-        r.errors.assign(keys_.size(), std::error_code{});
-        for (std::uint32_t p = 0; p < part_count(); ++p) {
-            if (!part_error_[p]) continue;
-            for (std::uint32_t j = part_begin_[p]; j < part_begin_[p + 1]; ++j)
-                r.errors[part_index_[j]] = part_error_[p];
-        }
+    ec = all_failed ? first : std::error_code{};
+    if (!any_failed) return errors;
+    errors.assign(keys_.size(), std::error_code{});
+    for (std::uint32_t p = 0; p < part_count(); ++p) {
+        if (!part_error_[p]) continue;
+        for (std::uint32_t j = part_begin_[p]; j < part_begin_[p + 1]; ++j)
+            errors[part_index_[j]] = part_error_[p];
     }
-    r.values = std::move(values_);
-    return {all_failed ? first : std::error_code{}, std::move(r)};
+    return errors;
 }
 
 }  // namespace folsom::detail

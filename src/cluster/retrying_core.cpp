@@ -75,8 +75,12 @@ class RetryShim final : public detail::Operation {
     RetryShim(detail::ClientCore& core, detail::Operation& op, std::size_t server,
               std::uint32_t part, const detail::Request& request)
         : core_(core), op_(op), server_(server), part_(part), request_(request) {
-        // The request's views die when submit() returns; a retry needs its own copy of the
-        // keys. One key (the common case) fits inline.
+        request_.value = {};
+        request_.group = {};
+        request_.retryable = true;
+        if (request.keys_are_stable) return;  // e.g. a multi-get part: its keys outlive it
+        // Otherwise the request's views die when submit() returns; a retry needs its own copy
+        // of the keys. One key (the common case) fits inline.
         std::size_t bytes = request.key.size();
         for (auto k : request.keys)
             bytes += k.size();
@@ -100,9 +104,6 @@ class RetryShim final : public detail::Operation {
                 many_.push_back(copy(k));
             request_.keys = many_;
         }
-        request_.value = {};
-        request_.group = {};
-        request_.retryable = true;
     }
 
     void drop() {

@@ -15,6 +15,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <optional>
+#include <span>
 #include <thread>
 
 namespace {
@@ -183,6 +185,95 @@ TEST_P(ClientOps, MultiGetWithDuplicateKeysAndCas) {
     EXPECT_EQ(r.values[0]->cas, r.values[2]->cas);
     auto empty = c.get_multi({});
     EXPECT_TRUE(empty.values.empty());
+}
+
+/// What a get_multi_view delivered: each hit's copy by key index, and how often each index
+/// was reported (the callback must report a key once).
+struct ViewHits {
+    std::vector<std::optional<folsom::Value>> values;
+    std::vector<int> calls;
+    folsom::MultiGetViewResult result;
+};
+
+ViewHits get_multi_view(folsom::Client& c, std::span<const std::string_view> keys) {
+    ViewHits h;
+    h.values.resize(keys.size());
+    h.calls.resize(keys.size());
+    // One server, so one connection calls on_hit, always before the completion.
+    h.result = c.get_multi_view(
+                    keys,
+                    [&h](std::size_t i, const folsom::ValueView& v) {
+                        ++h.calls.at(i);
+                        h.values.at(i) = v.to_value();
+                    },
+                    asio::use_future)
+                   .get();
+    return h;
+}
+
+// The zero-copy multi-get: every hit is handed over once, by its index in the caller's list,
+// with its flags and bytes (binary-safe, framing look-alikes included); misses get no call;
+// the completion counts the hits. 1 to 10,000 keys, duplicates, none, and a bad key.
+TEST_P(ClientOps, MultiGetViewHandsEachHitOverOnceByIndex) {
+    auto o = options();
+    o.max_outstanding_requests = 20000;
+    folsom::BlockingClient c(o);
+    std::string odd;
+    for (int b = 0; b < 256; ++b)
+        odd.push_back(static_cast<char>(b));
+    odd += "\r\nEND\r\nVALUE x 0 1\r\n";
+    for (std::size_t n : {1u, 16u, 100u, 10000u}) {
+        std::vector<std::string> keys;
+        for (std::size_t i = 0; i < n; ++i)
+            keys.push_back("v" + std::to_string(n) + ":" + std::to_string(i));
+        auto value_of = [&](std::size_t i) { return i % 7 == 0 ? odd : "v" + std::to_string(i); };
+        std::vector<std::future<Status>> sets;
+        for (std::size_t i = 0; i < n; ++i)
+            if (i % 3 != 1)  // every third key is a miss
+                sets.push_back(c.async().set(keys[i], value_of(i), 0s,
+                                             static_cast<std::uint32_t>(i), asio::use_future));
+        for (auto& f : sets)
+            ASSERT_EQ(f.get(), Status::stored);
+        const std::vector<std::string_view> views(keys.begin(), keys.end());
+        const ViewHits h = get_multi_view(c.async(), views);
+        EXPECT_TRUE(h.result.complete());
+        std::size_t hits = 0;
+        for (std::size_t i = 0; i < n; ++i) {
+            if (i % 3 == 1) {
+                EXPECT_EQ(h.calls[i], 0) << keys[i];
+                continue;
+            }
+            ++hits;
+            ASSERT_EQ(h.calls[i], 1) << keys[i];
+            EXPECT_EQ(h.values[i]->data, value_of(i)) << keys[i];
+            EXPECT_EQ(h.values[i]->flags, i) << keys[i];
+        }
+        EXPECT_EQ(h.result.hits, hits);
+    }
+
+    ASSERT_EQ(c.set("a", "1"), Status::stored);
+    const std::vector<std::string_view> dup = {"a", "b", "a"};
+    const ViewHits d = get_multi_view(c.async(), dup);
+    EXPECT_EQ(d.calls, (std::vector<int>{1, 0, 1}));
+    EXPECT_EQ(d.result.hits, 2u);
+
+    const ViewHits none = get_multi_view(c.async(), {});
+    EXPECT_EQ(none.result.hits, 0u);
+    EXPECT_TRUE(none.result.complete());
+
+    // A bad key fails the request before anything is sent; no hit is reported.
+    const std::vector<std::string_view> bad = {"a", "has space"};
+    int calls = 0;
+    auto f = c.async().get_multi_view(
+        bad, [&](std::size_t, const folsom::ValueView&) { ++calls; }, asio::use_future);
+    try {
+        f.get();
+        ADD_FAILURE() << "a bad key was accepted";
+    } catch (const std::system_error& e) {
+        EXPECT_EQ(code_of(e), errc::invalid_key);
+    }
+    EXPECT_EQ(calls, 0);
+    EXPECT_EQ(c.get("a")->data, "1");  // the connection is still in step
 }
 
 TEST_P(ClientOps, ValueSizesAndBinarySafety) {

@@ -338,6 +338,30 @@ TEST(Cluster, MultiGetReturnsPartialResultsWhileAServerIsDown) {
         }
     }
     ASSERT_FALSE(dead_keys.empty());
+    // The zero-copy form reports the same: every live key's value once, why each dead key
+    // went unanswered, and the completion after every hit.
+    {
+        std::vector<int> calls(keys.size(), 0);
+        std::atomic<int> total{0};
+        const auto v = c.async()
+                           .get_multi_view(
+                               views,
+                               [&](std::size_t i, const folsom::ValueView& value) {
+                                   ++calls.at(i);  // keys of one server: one thread
+                                   EXPECT_EQ(value.data, "v:" + keys.at(i));
+                                   ++total;
+                               },
+                               asio::use_future)
+                           .get();
+        ASSERT_FALSE(v.complete());
+        EXPECT_EQ(v.hits, keys.size() - dead_keys.size());
+        EXPECT_EQ(static_cast<std::size_t>(total.load()), v.hits);
+        for (std::size_t i = 0; i < keys.size(); ++i) {
+            const bool is_dead = port_of(c.async(), keys[i]) == dead;
+            EXPECT_EQ(calls[i], is_dead ? 0 : 1) << keys[i];
+            EXPECT_EQ(static_cast<bool>(v.errors[i]), is_dead) << keys[i];
+        }
+    }
     // Every key on the dead server: the multi-get itself fails.
     try {
         c.get_multi(dead_keys);
@@ -576,7 +600,8 @@ TEST(ClusterFailover, ARetryFollowsTheFailover) {
     ASSERT_TRUE(wait_for(
         [&] {
             const auto b = proxy.bytes_from_clients();
-            return !b.empty() && b[0] > std::string("set " + key + " 0 0 21\r\non the relayed server\r\n").size();
+            return !b.empty() &&
+                   b[0] > std::string("set " + key + " 0 0 21\r\non the relayed server\r\n").size();
         },
         2s));
     ASSERT_EQ(proxy.drop_swallowing(), 1u);

@@ -214,3 +214,38 @@ TEST(FakeClient, DroppingTheLastHandleShutsItDown) {
 }
 
 }  // namespace
+
+namespace {
+
+// The zero-copy multi-get works against the fake as against a server: each hit once, by
+// index, before the completion.
+TEST(FakeClient, MultiGetView) {
+    asio::io_context io;
+    auto client = folsom::make_fake_client(io);
+    int stored = 0;
+    client.set("a", "1", folsom::Ttl{0}, [&](std::error_code, Status) { ++stored; });
+    client.set("c", "3", folsom::Ttl{0}, [&](std::error_code, Status) { ++stored; });
+    io.run();
+    ASSERT_EQ(stored, 2);
+    const std::vector<std::string_view> keys = {"a", "b", "c", "a"};
+    std::vector<std::string> seen(keys.size());
+    std::optional<folsom::MultiGetViewResult> result;
+    client.get_multi_view(
+        keys,
+        [&](std::size_t i, const folsom::ValueView& v) {
+            EXPECT_FALSE(result) << "a hit after the completion";
+            seen.at(i) += std::string(v.data);
+        },
+        [&](std::error_code ec, folsom::MultiGetViewResult r) {
+            EXPECT_FALSE(ec);
+            result = std::move(r);
+        });
+    io.restart();
+    io.run();
+    ASSERT_TRUE(result);
+    EXPECT_EQ(result->hits, 3u);
+    EXPECT_TRUE(result->complete());
+    EXPECT_EQ(seen, (std::vector<std::string>{"1", "", "3", "1"}));
+}
+
+}  // namespace

@@ -105,12 +105,15 @@ class CounterCollector {
     std::optional<std::uint64_t> value_;
 };
 
-/// Multi-get: void(error_code, MultiGetResult). Keys are grouped into parts (one or more per
-/// server); replies are matched back to the caller's key order.
-class MultiGetCollector {
+/// The key bookkeeping of a multi-get: the caller's keys grouped into parts (one or more per
+/// server), and each reply matched back to the key it answers. Shared by the owning and the
+/// view multi-get collectors.
+class MultiGetPlan {
   public:
+    static constexpr std::uint32_t no_key = 0xffffffffu;
+
     /// Copies `keys` (ASCII replies name keys, so they must outlive the call) into one block.
-    explicit MultiGetCollector(std::span<const std::string_view> keys);
+    explicit MultiGetPlan(std::span<const std::string_view> keys);
 
     /// Plans the parts: `server_of[i]` is the server of keys[i]; a part holds at most
     /// `max_part_bytes` of key bytes, counting `key_overhead` more for each key (the key
@@ -128,10 +131,18 @@ class MultiGetCollector {
     }
     std::span<const std::string_view> keys() const noexcept { return keys_; }
 
-    void on_value(std::uint32_t part, std::uint32_t position, const ValueView& v);
+    /// The index (in the caller's key list) of the key a value of `part` answers: by
+    /// `position` when the protocol gives it, else by the reply's key. no_key for a key the
+    /// part did not ask for.
+    std::uint32_t locate(std::uint32_t part, std::uint32_t position, std::string_view key);
+
     void on_stat(std::uint32_t, std::string_view, std::string_view) {}
     void on_complete(std::uint32_t part, const Completion& c) { part_error_[part] = c.ec; }
-    std::tuple<std::error_code, MultiGetResult> result();
+
+    /// Why each key went unanswered: empty when every part was answered, else one entry per
+    /// key ({} for the answered ones). `ec` is the first part's error when every part failed
+    /// (the operation's error), {} otherwise.
+    std::vector<std::error_code> key_errors(std::error_code& ec) const;
 
   private:
     std::string arena_;                        // all keys, back to back
@@ -142,7 +153,69 @@ class MultiGetCollector {
     std::vector<std::uint32_t> part_server_;
     std::vector<std::uint32_t> cursor_;  // per part: where the next reply likely matches
     std::vector<std::error_code> part_error_;
+};
+
+/// Multi-get: void(error_code, MultiGetResult), the values in the caller's key order.
+class MultiGetCollector : public MultiGetPlan {
+  public:
+    explicit MultiGetCollector(std::span<const std::string_view> keys)
+        : MultiGetPlan(keys), values_(keys.size()) {}
+
+    void on_value(std::uint32_t part, std::uint32_t position, const ValueView& v) {
+        const std::uint32_t i = locate(part, position, v.key);
+        if (i == no_key) return;
+        // The first value of a key wins (a retried part may deliver it again).
+        auto& slot = values_[i];
+        if (!slot) slot = v.to_value();
+    }
+    std::tuple<std::error_code, MultiGetResult> result() {
+        std::error_code ec;
+        MultiGetResult r;
+        r.errors = key_errors(ec);
+        r.values = std::move(values_);
+        return {ec, std::move(r)};
+    }
+
+  private:
     std::vector<std::optional<Value>> values_;
+};
+
+/// Zero-copy multi-get: void(error_code, MultiGetViewResult). Each hit goes to
+/// `on_hit(std::size_t index, const ValueView&)` as it is read, once per key.
+template <class OnHit>
+class MultiGetViewCollector : public MultiGetPlan {
+  public:
+    MultiGetViewCollector(std::span<const std::string_view> keys, OnHit on_hit)
+        : MultiGetPlan(keys), on_hit_(std::move(on_hit)), seen_(keys.size(), 0) {}
+
+    /// Parts on different connections may call this concurrently: only the key's own byte
+    /// and the part's own counter are written.
+    void on_value(std::uint32_t part, std::uint32_t position, const ValueView& v) {
+        const std::uint32_t i = locate(part, position, v.key);
+        if (i == no_key || seen_[i]) return;  // a retried part may deliver a key again
+        seen_[i] = 1;
+        ++part_hits_[part];
+        on_hit_(std::size_t{i}, v);
+    }
+    std::uint32_t plan(std::span<const std::uint32_t> server_of, std::size_t max_part_bytes,
+                       std::size_t key_overhead = 0) {
+        const std::uint32_t parts = MultiGetPlan::plan(server_of, max_part_bytes, key_overhead);
+        part_hits_.assign(parts, 0);
+        return parts;
+    }
+    std::tuple<std::error_code, MultiGetViewResult> result() {
+        std::error_code ec;
+        MultiGetViewResult r;
+        r.errors = key_errors(ec);
+        for (auto h : part_hits_)
+            r.hits += h;
+        return {ec, std::move(r)};
+    }
+
+  private:
+    OnHit on_hit_;
+    std::vector<std::uint8_t> seen_;  // per key: its value was handed over
+    std::vector<std::size_t> part_hits_;
 };
 
 /// A request to every server (stats, version, flush_all, delete_all): one part per server.

@@ -110,6 +110,19 @@ inline SpanEnd span_end_of(const std::tuple<std::error_code, MultiGetResult>& r)
     return e;
 }
 
+/// A zero-copy multi-get, as above.
+inline SpanEnd span_end_of(const std::tuple<std::error_code, MultiGetViewResult>& r) noexcept {
+    SpanEnd e;
+    e.error = std::get<0>(r);
+    if (e.error) {
+        e.outcome = Outcome::error;
+        return e;
+    }
+    e.hits = std::get<1>(r).hits;
+    e.outcome = e.hits ? Outcome::hit : Outcome::miss;
+    return e;
+}
+
 /// A request to every server: an error only when every server failed.
 template <class T>
 SpanEnd span_end_of(const std::tuple<std::error_code, std::vector<NodeResult<T>>>& r) noexcept {

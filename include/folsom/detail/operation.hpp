@@ -80,6 +80,9 @@ struct Request {
     std::span<const std::string_view> keys;  ///< retrievals (one or many keys)
     std::string_view value;                  ///< stores
     bool value_is_stable = false;  ///< value outlives the write (may be referenced, not copied)
+    /// The keys outlive the part's completion (a multi-get's keys live in its collector): a
+    /// retry may keep the views instead of copying the keys.
+    bool keys_are_stable = false;
     std::uint32_t flags = 0;
     std::uint32_t exptime = 0;
     std::uint64_t cas = 0;
@@ -91,7 +94,7 @@ struct Request {
     /// One part of a request to every server (delete_all, stats, ...): it belongs to the
     /// server it was sent to, so a retry must not route its key afresh.
     bool to_every_server = false;
-    MetaArgs meta;                         ///< meta_get / meta_set / meta_delete
+    MetaArgs meta;  ///< meta_get / meta_set / meta_delete
     /// Lost with its connection, this request will be retried (set by the retrying layer for
     /// its first attempt): metrics then count a retry rather than a completed request.
     bool retryable = false;
