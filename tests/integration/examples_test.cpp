@@ -93,6 +93,8 @@ TEST_F(Examples, MultiGetAcrossServers) {
     EXPECT_NE(r.output.find(": (miss)\n"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find(": name-10\n"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("hits: 6 of 12\n"), std::string::npos) << r.output;
+    // name-0, name-2 .. name-8 (6 bytes each) and name-10 (7).
+    EXPECT_NE(r.output.find("zero-copy: 6 hits, 37 bytes\n"), std::string::npos) << r.output;
     // Which servers twelve keys land on depends on the ports; at least two of three is sure
     // enough, and the count of servers is exact.
     EXPECT_NE(r.output.find(" of 3\n"), std::string::npos) << r.output;
