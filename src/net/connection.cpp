@@ -591,7 +591,10 @@ void Connection::fail(std::error_code ec, const std::string& /*why*/) {
         before = state_.load(std::memory_order_relaxed);
         closed = before == ConnectionState::closed;
         if (!closed) state_.store(ConnectionState::backoff, std::memory_order_release);
-        if (ec == errc::tls_error || ec == errc::auth_failed) refusal_ = ec;
+        // Refusals say the same on every connect: a bad certificate, bad credentials, or a
+        // server without SASL (the login is an unknown command to it: errc::unsupported).
+        if (ec == errc::tls_error || ec == errc::auth_failed || ec == errc::unsupported)
+            refusal_ = ec;
         dropped.splice_back(pending_);
         pending_out_.clear();
         pins.swap(pending_pins_);

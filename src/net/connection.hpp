@@ -69,8 +69,8 @@ class Connection final : public std::enable_shared_from_this<Connection>,
     void close();
 
     ConnectionState state() const noexcept { return state_.load(std::memory_order_acquire); }
-    /// Why the server refused the last connect (errc::tls_error, errc::auth_failed), until a
-    /// connect succeeds; empty otherwise. Thread-safe.
+    /// Why the server refused the last connect (errc::tls_error, errc::auth_failed,
+    /// errc::unsupported: no SASL), until a connect succeeds; empty otherwise. Thread-safe.
     std::error_code refusal() const {
         std::lock_guard lk(mu_);
         return refusal_;
@@ -184,7 +184,8 @@ class Connection final : public std::enable_shared_from_this<Connection>,
     std::vector<detail::Operation*> pending_pins_;
     CommandQueue pending_;
     bool flush_posted_ = false;
-    std::error_code refusal_;  // tls_error / auth_failed of the last connect, until one succeeds
+    std::error_code refusal_;  // tls_error / auth_failed / unsupported (no SASL) of the last
+                               // connect, until one succeeds
 };
 
 }  // namespace folsom::net
