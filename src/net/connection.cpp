@@ -479,8 +479,7 @@ void Connection::start_read() {
 void Connection::on_read(std::uint64_t gen, const std::error_code& ec, std::size_t n) {
     if (gen != generation_) return;
     if (ec) {
-        fail(errc::connection_lost, ec == asio::error::eof ? "server closed the connection"
-                                                           : "read failed: " + ec.message());
+        read_failed(ec);
         return;
     }
     received(n);
@@ -538,13 +537,17 @@ Connection::ReadNow Connection::read_now() {
         return ReadNow::would_block;
     }
     if (ec) {
-        fail(errc::connection_lost, ec == asio::error::eof ? "server closed the connection"
-                                                           : "read failed: " + ec.message());
+        read_failed(ec);
         return ReadNow::failed;
     }
     if (read_hits_ < 3) ++read_hits_;
     received(n);
     return ReadNow::read;
+}
+
+void Connection::read_failed(const std::error_code& ec) {
+    fail(errc::connection_lost,
+         ec == asio::error::eof ? "server closed the connection" : "read failed: " + ec.message());
 }
 
 void Connection::received(std::size_t n) {

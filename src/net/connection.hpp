@@ -102,6 +102,7 @@ class Connection final : public std::enable_shared_from_this<Connection>,
     ReadNow read_now();
     static constexpr int max_direct_reads = 16;
     void received(std::size_t n);
+    void read_failed(const std::error_code& ec);  // fails the connection: connection_lost
     bool not_connected() const noexcept { return state() != ConnectionState::connected; }
     void flush();
     void on_written(std::uint64_t gen, const std::error_code& ec, std::size_t n);
