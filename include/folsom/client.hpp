@@ -430,16 +430,20 @@ class Client {
   private:
     // Initiations capture the core, not `this`: with deferred tokens they may run after this
     // handle is gone.
+    // The op keeps `core` alive; initiations move their captured copy in (Asio invokes an
+    // initiation once, as an rvalue), which spares a reference count round trip per request.
     template <class Collector, class Handler, class... Args>
     static detail::AsyncOp<Collector, std::decay_t<Handler>>* make_op(
-        const std::shared_ptr<detail::ClientCore>& core, Handler&& h, std::uint32_t parts,
+        std::shared_ptr<detail::ClientCore> core, Handler&& h, std::uint32_t parts,
         const detail::TraceInfo& trace, Args&&... args) {
-        const bool acquired = core->try_acquire();
+        detail::ClientCore& c = *core;
+        const bool acquired = c.try_acquire();
         auto* op = detail::AsyncOp<Collector, std::decay_t<Handler>>::create(
-            std::forward<Handler>(h), core, acquired, parts, std::forward<Args>(args)...);
+            std::forward<Handler>(h), std::move(core), acquired, parts,
+            std::forward<Args>(args)...);
         op->trace(trace);
         if (!acquired) {
-            if (Metrics* m = core->metrics()) report_overloaded(*m, trace, parts);
+            if (Metrics* m = c.metrics()) report_overloaded(*m, trace, parts);
             // Fail every part at once; the initiator's reference then posts the result.
             for (std::uint32_t p = 0; p < parts; ++p)
                 op->on_complete(p, detail::failure(make_error_code(errc::overloaded)));
@@ -465,11 +469,12 @@ class Client {
     template <class Collector, class Signature, class Token>
     auto single(const detail::Request& r, Token&& token) {
         return asio::async_initiate<Token, Signature>(
-            [core = core_](auto handler, const detail::Request& req) {
-                auto* op = make_op<Collector>(core, std::move(handler), 1,
+            [core = core_](auto handler, const detail::Request& req) mutable {
+                detail::ClientCore& c = *core;  // kept alive by the op until initiated()
+                auto* op = make_op<Collector>(std::move(core), std::move(handler), 1,
                                               detail::TraceInfo{req.code, req.key, 1, true});
                 if (!op) return;
-                core->submit(core->server_for(req.key), *op, 0, req);
+                c.submit(c.server_for(req.key), *op, 0, req);
                 op->initiated();
             },
             token, r);
@@ -477,21 +482,24 @@ class Client {
 
     template <class Token>
     auto retrieve(detail::OpCode code, std::string_view key, std::uint32_t exptime, Token&& token) {
-        detail::Request r;
-        r.code = code;
-        r.key = key;
-        r.keys = std::span<const std::string_view>(&r.key, 1);
-        r.exptime = exptime;
+        // The request is built inside the initiation (not passed to it, which copied it).
         return asio::async_initiate<Token, void(std::error_code, std::optional<Value>)>(
-            [core = core_](auto handler, detail::Request req) {
+            [core = core_](auto handler, detail::OpCode op_code, std::string_view op_key,
+                           std::uint32_t op_exptime) mutable {
+                detail::Request req;
+                req.code = op_code;
+                req.key = op_key;
                 req.keys = std::span<const std::string_view>(&req.key, 1);
-                auto* op = make_op<detail::GetCollector>(
-                    core, std::move(handler), 1, detail::TraceInfo{req.code, req.key, 1, true});
+                req.exptime = op_exptime;
+                detail::ClientCore& c = *core;  // kept alive by the op until initiated()
+                auto* op =
+                    make_op<detail::GetCollector>(std::move(core), std::move(handler), 1,
+                                                  detail::TraceInfo{req.code, req.key, 1, true});
                 if (!op) return;
-                core->submit(core->server_for(req.key), *op, 0, req);
+                c.submit(c.server_for(req.key), *op, 0, req);
                 op->initiated();
             },
-            token, r);
+            token, code, key, exptime);
     }
 
     template <class Token>
@@ -568,14 +576,15 @@ auto Client::store(StoreMode mode, std::string_view key, Bytes value, Ttl ttl, S
     // The request keeps `value` alive until it completes, so a moved-in string is written
     // straight from its own memory.
     return asio::async_initiate<Token, void(std::error_code, Status)>(
-        [core = core_, mode, key, ttl, opts](auto handler, Bytes v) {
+        [core = core_, mode, key, ttl, opts](auto handler, Bytes v) mutable {
             struct StoreCollector : detail::StatusCollector {
                 explicit StoreCollector(Bytes&& b) : bytes(std::move(b)) {}
                 Bytes bytes;
             };
             const auto code = static_cast<detail::OpCode>(static_cast<int>(detail::OpCode::set) +
                                                           static_cast<int>(mode));
-            auto* op = make_op<StoreCollector>(core, std::move(handler), 1,
+            detail::ClientCore& c = *core;  // kept alive by the op until initiated()
+            auto* op = make_op<StoreCollector>(std::move(core), std::move(handler), 1,
                                                detail::TraceInfo{code, key, 1, true}, std::move(v));
             if (!op) return;
             detail::Request r;
@@ -586,7 +595,7 @@ auto Client::store(StoreMode mode, std::string_view key, Bytes value, Ttl ttl, S
             r.flags = opts.flags;
             r.cas = opts.cas;
             r.exptime = detail::to_exptime(ttl);
-            core->submit(core->server_for(key), *op, 0, r);
+            c.submit(c.server_for(key), *op, 0, r);
             op->initiated();
         },
         token, std::move(value));

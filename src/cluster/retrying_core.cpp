@@ -107,7 +107,10 @@ class RetryShim final : public detail::Operation {
     }
 
     void drop() {
-        if (refs_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+        // As AsyncOp::drop: the last reference is dropped without an atomic write.
+        if (refs_.load(std::memory_order_acquire) != 1 &&
+            refs_.fetch_sub(1, std::memory_order_acq_rel) != 1)
+            return;
         allocator alloc;
         this->~RetryShim();
         alloc.deallocate(this, 1);

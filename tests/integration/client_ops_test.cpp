@@ -465,6 +465,45 @@ TEST_P(ClientOps, PipelinesThousandsOfMixedRequestsInOrder) {
     EXPECT_EQ(a.outstanding(), 0u);
 }
 
+// Requests made before the connection is up go out together in its first write. Here every
+// value is its own segment of that write (owned, above the scatter threshold), so the batch
+// has more segments than one sendmsg takes (IOV_MAX, 1024): the rest must follow, in order.
+TEST_P(ClientOps, AWriteOfMoreSegmentsThanOneSyscallTakesGoesOutWhole) {
+    folsom::Options o = options();
+    o.scatter_threshold = 64;
+    o.max_outstanding_requests = 10000;
+    asio::io_context io;
+    auto client = folsom::Client::connect(io, o);
+    constexpr int n = 1500;
+    int stored = 0, done = 0;
+    for (int i = 0; i < n; ++i) {
+        std::string value(100 + i % 50, static_cast<char>('a' + i % 26));
+        client.set("seg" + std::to_string(i), std::move(value), 0s,
+                   [&](std::error_code ec, Status s) {
+                       if (!ec && s == Status::stored) ++stored;
+                       if (++done == n) io.stop();
+                   });
+    }
+    io.run_for(10s);
+    ASSERT_EQ(done, n);
+    EXPECT_EQ(stored, n);
+    io.restart();
+    int right = 0;
+    done = 0;
+    for (int i = 0; i < n; ++i) {
+        client.get("seg" + std::to_string(i),
+                   [&, i](std::error_code ec, std::optional<folsom::Value> v) {
+                       const std::string want(100 + i % 50, static_cast<char>('a' + i % 26));
+                       if (!ec && v && v->data == want) ++right;
+                       if (++done == n) io.stop();
+                   });
+    }
+    io.run_for(10s);
+    EXPECT_EQ(done, n);
+    EXPECT_EQ(right, n);
+    client.shutdown();
+}
+
 INSTANTIATE_TEST_SUITE_P(Protocols, ClientOps, folsom::test::all_protocols,
                          folsom::test::protocol_name);
 

@@ -156,7 +156,9 @@ class AsyncOp final : public Operation {
 
     void install_cancellation() {
         slot_type slot = asio::get_associated_cancellation_slot(handler_);
-        if (slot.is_connected()) slot.template emplace<CancelHandler>(CancelHandler{this});
+        if (!slot.is_connected()) return;
+        cancellable_ = true;
+        slot.template emplace<CancelHandler>(CancelHandler{this});
     }
 
     void clear_cancellation() {
@@ -177,7 +179,11 @@ class AsyncOp final : public Operation {
     }
 
     void drop(bool from_initiator) {
-        if (refs_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+        // The last reference needs no atomic write: nobody else holds one, and a reference is
+        // only ever taken by a holder of another (pin() by a connection sending a part).
+        if (refs_.load(std::memory_order_acquire) != 1 &&
+            refs_.fetch_sub(1, std::memory_order_acq_rel) != 1)
+            return;
         finish(from_initiator);
     }
 
@@ -186,7 +192,8 @@ class AsyncOp final : public Operation {
         // or just free (a cancel already delivered). The op is freed before the handler runs,
         // so that a request the handler makes can reuse its memory.
         if (acquired_) core_->release();
-        if (delivered_.exchange(true, std::memory_order_acq_rel)) {
+        // Without a cancellation slot nothing else can deliver, and the flag is not needed.
+        if (cancellable_ && delivered_.exchange(true, std::memory_order_acq_rel)) {
             destroy();
             return;
         }
@@ -275,6 +282,7 @@ class AsyncOp final : public Operation {
     std::unique_ptr<Span> span_;  // null unless a tracer is set
     allocator alloc_;
     bool acquired_;
+    bool cancellable_ = false;  // the handler has a connected cancellation slot
     std::atomic<bool> delivered_{false};
     std::atomic<std::uint32_t> refs_;
 };
