@@ -645,14 +645,14 @@ void Client::start_multi(const std::shared_ptr<detail::ClientCore>& core, detail
     auto& c = op->collector();
     if (!acquired) {
         if (Metrics* m = core->metrics()) report_overloaded(*m, trace, 1);
-        c.plan(std::vector<std::uint32_t>(keys.size(), 0), ~std::size_t{0});
+        c.plan(c.scratch(keys.size()), ~std::size_t{0});
         op->add_parts(c.part_count());
         for (std::uint32_t p = 0; p < c.part_count(); ++p)
             op->on_complete(p, detail::failure(make_error_code(errc::overloaded)));
         op->initiated();
         return;
     }
-    std::vector<std::uint32_t> server_of(keys.size());
+    const std::span<std::uint32_t> server_of = c.scratch(keys.size());
     core->servers_for(c.keys(), server_of);
     // gat/gats lines must stay under memcached's 2048-byte limit for non-get lines; get/gets
     // lines may be long, but bounded chunks let replies start sooner and cap server buffers.

@@ -1,20 +1,29 @@
 #include "folsom/detail/collectors.hpp"
 
+#include <algorithm>
+#include <cstring>
+
 namespace folsom::detail {
 
 MultiGetPlan::MultiGetPlan(std::span<const std::string_view> keys) {
     std::size_t total = 0;
     for (auto k : keys)
         total += k.size();
-    arena_.reserve(total);
-    for (auto k : keys)
-        arena_.append(k);
+    // All keys back to back in one block of the pool (freed with it).
+    char* out = static_cast<char*>(pool_.allocate(total == 0 ? 1 : total, 1));
     keys_.reserve(keys.size());
-    std::size_t off = 0;
     for (auto k : keys) {
-        keys_.emplace_back(arena_.data() + off, k.size());
-        off += k.size();
+        if (!k.empty()) std::memcpy(out, k.data(), k.size());
+        keys_.emplace_back(out, k.size());
+        out += k.size();
     }
+}
+
+std::span<std::uint32_t> MultiGetPlan::scratch(std::size_t n) {
+    auto* p = static_cast<std::uint32_t*>(pool_.allocate(
+        std::max<std::size_t>(n, 1) * sizeof(std::uint32_t), alignof(std::uint32_t)));
+    std::fill_n(p, n, 0u);
+    return {p, n};
 }
 
 std::uint32_t MultiGetPlan::plan(std::span<const std::uint32_t> server_of,
@@ -24,14 +33,14 @@ std::uint32_t MultiGetPlan::plan(std::span<const std::uint32_t> server_of,
     std::uint32_t servers = 0;
     for (auto s : server_of)
         servers = std::max(servers, s + 1);
-    std::vector<std::uint32_t> start(servers + 1, 0);
+    std::pmr::vector<std::uint32_t> start(servers + 1, 0, &pool_);
     for (auto s : server_of)
         ++start[s + 1];
     for (std::uint32_t s = 0; s < servers; ++s)
         start[s + 1] += start[s];
     part_index_.resize(n);
     {
-        std::vector<std::uint32_t> fill(start.begin(), start.end() - 1);
+        std::pmr::vector<std::uint32_t> fill(start.begin(), start.end() - 1, &pool_);
         for (std::uint32_t i = 0; i < n; ++i)
             part_index_[fill[server_of[i]]++] = i;
     }
@@ -39,22 +48,32 @@ std::uint32_t MultiGetPlan::plan(std::span<const std::uint32_t> server_of,
     for (std::uint32_t j = 0; j < n; ++j)
         part_keys_[j] = keys_[part_index_[j]];
 
-    // Cut each server's run into parts of at most max_part_bytes of keys.
-    for (std::uint32_t s = 0; s < servers; ++s) {
-        std::size_t bytes = 0;
-        for (std::uint32_t j = start[s]; j < start[s + 1]; ++j) {
-            const std::size_t k = part_keys_[j].size() + 1 + key_overhead;
-            if (j == start[s] || bytes + k > max_part_bytes) {
-                part_begin_.push_back(j);
-                part_server_.push_back(s);
-                bytes = 0;
+    // Cut each server's run into parts of at most max_part_bytes of keys: counted first, so
+    // that the part tables are sized once.
+    auto cut = [&](auto&& part_starts_at) {
+        for (std::uint32_t s = 0; s < servers; ++s) {
+            std::size_t bytes = 0;
+            for (std::uint32_t j = start[s]; j < start[s + 1]; ++j) {
+                const std::size_t k = part_keys_[j].size() + 1 + key_overhead;
+                if (j == start[s] || bytes + k > max_part_bytes) {
+                    part_starts_at(j, s);
+                    bytes = 0;
+                }
+                bytes += k;
             }
-            bytes += k;
         }
-    }
+    };
+    std::uint32_t parts = 0;
+    cut([&parts](std::uint32_t, std::uint32_t) { ++parts; });
+    part_begin_.reserve(parts + 1);
+    part_server_.reserve(parts);
+    cut([this](std::uint32_t j, std::uint32_t s) {
+        part_begin_.push_back(j);
+        part_server_.push_back(s);
+    });
     part_begin_.push_back(n);
-    cursor_.assign(part_server_.size(), 0);
-    part_error_.assign(part_server_.size(), std::error_code{});
+    cursor_.assign(parts, 0);
+    part_error_.assign(parts, std::error_code{});
     return part_count();
 }
 
