@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <memory>
 #include <new>
 #include <string>
 #include <string_view>
@@ -106,19 +107,42 @@ TEST(MultiGetPlan, GroupsKeysByServerAndMatchesRepliesBack) {
     plan_and_check(Keys(0), 1, 16 * 1024);
 }
 
-TEST(MultiGetPlan, AHundredKeyPlanNeedsNoHeap) {
+/// Plans 100 keys over 3 servers; returns the number of parts.
+std::uint32_t plan_hundred(const Keys& keys) {
+    MultiGetPlan plan(keys.views);
+    auto server_of = plan.scratch(keys.views.size());
+    for (std::size_t i = 0; i < server_of.size(); ++i)
+        server_of[i] = static_cast<std::uint32_t>(i % 3);
+    return plan.plan(server_of, 16 * 1024);
+}
+
+TEST(MultiGetPlan, AHundredKeyPlanNeedsNoHeapInSteadyState) {
     const Keys keys(100, 8);  // "key:N" + 8 bytes: 13-15 bytes each
+    // The first plan on a thread takes its block from the heap; later ones reuse it.
+    const std::size_t first = heap_allocations();
+    ASSERT_EQ(plan_hundred(keys), 3u);
+    EXPECT_EQ(heap_allocations() - first, 1u);
     const std::size_t before = heap_allocations();
     std::uint32_t parts = 0;
-    {
-        MultiGetPlan plan(keys.views);
-        auto server_of = plan.scratch(keys.views.size());
-        for (std::size_t i = 0; i < server_of.size(); ++i)
-            server_of[i] = static_cast<std::uint32_t>(i % 3);
-        parts = plan.plan(server_of, 16 * 1024);
-    }
+    for (int i = 0; i < 100; ++i)
+        parts += plan_hundred(keys);
     EXPECT_EQ(heap_allocations() - before, 0u);
-    EXPECT_EQ(parts, 3u);
+    EXPECT_EQ(parts, 300u);
+}
+
+TEST(MultiGetPlan, ThePerThreadBlockCacheIsBounded) {
+    // Many plans alive at once on one thread: each beyond the cache's few blocks is a heap
+    // block, and every block goes back (to the cache or the heap) when its plan ends.
+    const Keys keys(10);
+    std::vector<std::unique_ptr<MultiGetPlan>> alive;
+    for (int i = 0; i < 64; ++i)
+        alive.push_back(std::make_unique<MultiGetPlan>(keys.views));
+    alive.clear();
+    const std::size_t before = heap_allocations();
+    for (int i = 0; i < 64; ++i)
+        alive.push_back(std::make_unique<MultiGetPlan>(keys.views));
+    // 64 plans (each object on the heap) and 60 blocks beyond the 4 the cache kept.
+    EXPECT_EQ(heap_allocations() - before, 64u + 60u);
 }
 
 TEST(MultiGetPlan, ALargePlanGrowsIntoTheHeap) {

@@ -1,0 +1,46 @@
+// The per-thread cache of multi-get plan blocks (see MultiGetPlan in collectors.hpp).
+//
+// Asio's recycling allocator, which the operations themselves come from, keeps only blocks of
+// up to ~1 KiB; a plan's tables for a 100-key multi-get need ~6 KiB. Like Asio's cache, this
+// one is per thread and bounded: a block freed on another thread (a multi-get started on one
+// thread and completed on the I/O thread) joins that thread's cache or, when it is full, goes
+// back to the heap. Nothing grows without bound.
+#include "folsom/detail/collectors.hpp"
+
+#include <array>
+#include <new>
+
+namespace folsom::detail {
+namespace {
+
+struct PlanBlockCache {
+    static constexpr std::size_t kept = 4;  // more multi-gets in flight per thread just malloc
+    std::array<std::byte*, kept> blocks{};
+    std::size_t count = 0;
+    PlanBlockCache() = default;
+    PlanBlockCache(const PlanBlockCache&) = delete;
+    PlanBlockCache& operator=(const PlanBlockCache&) = delete;
+    ~PlanBlockCache() {
+        for (std::size_t i = 0; i < count; ++i)
+            ::operator delete(blocks[i]);
+    }
+};
+
+thread_local PlanBlockCache cache;
+
+}  // namespace
+
+std::byte* take_plan_block() {
+    if (cache.count > 0) return cache.blocks[--cache.count];
+    return static_cast<std::byte*>(::operator new(plan_block_bytes));
+}
+
+void give_plan_block(std::byte* block) noexcept {
+    if (cache.count < PlanBlockCache::kept) {
+        cache.blocks[cache.count++] = block;
+        return;
+    }
+    ::operator delete(block);
+}
+
+}  // namespace folsom::detail
