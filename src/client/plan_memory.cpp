@@ -23,7 +23,12 @@ struct PlanBlockCache {
     ~PlanBlockCache() {
         for (std::size_t i = 0; i < count; ++i)
             ::operator delete(blocks[i]);
+        count = 0;
+        alive = false;
     }
+    // False once the thread's cache is gone (a plan freed later in the thread's exit, e.g. by
+    // a static io_context's destructor on the main thread, goes straight back to the heap).
+    bool alive = true;
 };
 
 thread_local PlanBlockCache cache;
@@ -36,7 +41,7 @@ std::byte* take_plan_block() {
 }
 
 void give_plan_block(std::byte* block) noexcept {
-    if (cache.count < PlanBlockCache::kept) {
+    if (cache.alive && cache.count < PlanBlockCache::kept) {
         cache.blocks[cache.count++] = block;
         return;
     }
