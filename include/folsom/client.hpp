@@ -429,9 +429,8 @@ class Client {
 
   private:
     // Initiations capture the core, not `this`: with deferred tokens they may run after this
-    // handle is gone.
-    // The op keeps `core` alive; initiations move their captured copy in (Asio invokes an
-    // initiation once, as an rvalue), which spares a reference count round trip per request.
+    // handle is gone. The op keeps `core` alive; initiations move their captured copy in (Asio
+    // invokes an initiation once, as an rvalue), which spares a reference count round trip.
     template <class Collector, class Handler, class... Args>
     static detail::AsyncOp<Collector, std::decay_t<Handler>>* make_op(
         std::shared_ptr<detail::ClientCore> core, Handler&& h, std::uint32_t parts,
@@ -713,7 +712,7 @@ class GetViewOp final : public Operation {
 
   private:
     void drop(bool from_initiator) {
-        if (refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+        if (!drop_reference(refs)) return;
         std::shared_ptr<ClientCore> core = std::move(core_);
         core->release();
         const bool delivered = delivered_;

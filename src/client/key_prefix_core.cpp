@@ -94,7 +94,7 @@ class PrefixShim final : public Operation {
     }
 
     void drop() {
-        if (refs_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+        if (!drop_reference(refs_)) return;
         allocator alloc;
         this->~PrefixShim();
         alloc.deallocate(this, 1);

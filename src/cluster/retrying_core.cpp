@@ -107,10 +107,7 @@ class RetryShim final : public detail::Operation {
     }
 
     void drop() {
-        // As AsyncOp::drop: the last reference is dropped without an atomic write.
-        if (refs_.load(std::memory_order_acquire) != 1 &&
-            refs_.fetch_sub(1, std::memory_order_acq_rel) != 1)
-            return;
+        if (!detail::drop_reference(refs_)) return;
         allocator alloc;
         this->~RetryShim();
         alloc.deallocate(this, 1);

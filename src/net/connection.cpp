@@ -446,7 +446,7 @@ void Connection::flush() {
 
 std::size_t Connection::send_now() noexcept {
     // sendmsg(2) itself rather than Asio's write_some: the same call without the wrapper's
-    // error_code bookkeeping, which cost ~60 instructions per write. At most IOV_MAX segments
+    // error_code bookkeeping (error categories looked up per call). At most IOV_MAX segments
     // go in one call; the asynchronous write sends the rest.
     ::msghdr msg{};
     msg.msg_iov = sys_iov_.data();

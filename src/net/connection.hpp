@@ -181,8 +181,8 @@ class Connection final : public std::enable_shared_from_this<Connection>,
     std::chrono::milliseconds backoff_;
     // Health: "no bytes for request_timeout with requests outstanding" is judged by the timer,
     // in ticks, from a counter the I/O path bumps (bytes arrived, or requests went out to an
-    // idle connection), so that the per-request path reads no clock (two clock reads were
-    // ~3% of a sequential get).
+    // idle connection), so that the per-request path reads no clock (it read it twice per
+    // sequential get).
     std::uint64_t progress_ = 0;       // bumped on progress; strand only
     std::uint64_t progress_seen_ = 0;  // progress_ at the last health tick
     std::uint32_t stalled_ticks_ = 0;  // health ticks in a row without progress

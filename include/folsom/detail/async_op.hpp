@@ -179,12 +179,7 @@ class AsyncOp final : public Operation {
     }
 
     void drop(bool from_initiator) {
-        // The last reference needs no atomic write: nobody else holds one, and a reference is
-        // only ever taken by a holder of another (pin() by a connection sending a part).
-        if (refs_.load(std::memory_order_acquire) != 1 &&
-            refs_.fetch_sub(1, std::memory_order_acq_rel) != 1)
-            return;
-        finish(from_initiator);
+        if (drop_reference(refs_)) finish(from_initiator);
     }
 
     void finish(bool from_initiator) {

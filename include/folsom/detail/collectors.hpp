@@ -107,9 +107,6 @@ class CounterCollector {
     std::optional<std::uint64_t> value_;
 };
 
-/// The key bookkeeping of a multi-get: the caller's keys grouped into parts (one or more per
-/// server), and each reply matched back to the key it answers. Shared by the owning and the
-/// view multi-get collectors.
 /// The first block of every multi-get plan's memory: taken from and given back to a small
 /// per-thread cache (at most a few blocks per thread), so that steady-state multi-gets reuse
 /// them instead of calling malloc.
@@ -117,6 +114,9 @@ inline constexpr std::size_t plan_block_bytes = 8 * 1024;
 std::byte* take_plan_block();
 void give_plan_block(std::byte* block) noexcept;
 
+/// The key bookkeeping of a multi-get: the caller's keys grouped into parts (one or more per
+/// server), and each reply matched back to the key it answers. Shared by the owning and the
+/// view multi-get collectors.
 class MultiGetPlan {
   public:
     static constexpr std::uint32_t no_key = 0xffffffffu;

@@ -11,6 +11,7 @@
 #include "folsom/status.hpp"
 #include "folsom/value.hpp"
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -116,6 +117,16 @@ inline Completion failure(std::error_code ec) noexcept {
     Completion c;
     c.ec = ec;
     return c;
+}
+
+/// Drops one reference of an operation's (or a shim's) count; true when it was the last, and
+/// the caller must free it. The last one is dropped without an atomic write: nobody else holds
+/// a reference then, and one is only ever taken by a holder of another (pin() by a connection
+/// sending a part, a cancellation by the pending request).
+template <class T>
+bool drop_reference(std::atomic<T>& refs) noexcept {
+    return refs.load(std::memory_order_acquire) == 1 ||
+           refs.fetch_sub(1, std::memory_order_acq_rel) == 1;
 }
 
 class Operation {
