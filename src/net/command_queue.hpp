@@ -11,7 +11,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -72,7 +71,7 @@ class CommandQueue {
         if (c.keep_key) {
             c.key_at = keys_base_ + static_cast<std::uint32_t>(keys_.size());
             c.key_length = static_cast<std::uint8_t>(key.size());
-            keys_.append(key);
+            keys_.insert(keys_.end(), key.begin(), key.end());
         }
         slots_[(head_ + size_) & (slots_.size() - 1)] = c;
         ++size_;
@@ -95,7 +94,7 @@ class CommandQueue {
             // than half the arena, so each byte is moved at most once on average.
             const std::uint32_t dead = c.key_at + c.key_length - keys_base_;
             if (dead > 4096 && std::size_t{dead} * 2 > keys_.size()) {
-                keys_.erase(0, dead);
+                keys_.erase(keys_.begin(), keys_.begin() + dead);
                 keys_base_ += dead;
             }
         }
@@ -132,7 +131,7 @@ class CommandQueue {
         // kept key moves from arena position p to p + shift.
         const std::uint32_t shift =
             keys_base_ + static_cast<std::uint32_t>(keys_.size()) - other.keys_base_;
-        keys_.append(other.keys_);
+        keys_.insert(keys_.end(), other.keys_.begin(), other.keys_.end());
         const std::size_t mask = slots_.size() - 1;
         const std::size_t other_mask = other.slots_.size() - 1;
         for (std::size_t i = 0; i < other.size_; ++i) {
@@ -158,7 +157,9 @@ class CommandQueue {
     std::vector<Command> slots_;
     std::size_t head_ = 0;
     std::size_t size_ = 0;
-    std::string keys_;
+    // A vector rather than a std::string: splice_back swaps it once per write, and a string's
+    // swap (small-string case analysis) cost more than the rest of the splice.
+    std::vector<char> keys_;
     std::uint32_t keys_base_ = 0;  // arena position of keys_[0], modulo 2^32
     CompletionObserver* observer_ = nullptr;
 };

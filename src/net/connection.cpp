@@ -445,13 +445,21 @@ void Connection::flush() {
 }
 
 std::size_t Connection::send_now() noexcept {
-    // sendmsg(2) itself rather than Asio's write_some: the same call without the wrapper's
-    // error_code bookkeeping (error categories looked up per call). At most IOV_MAX segments
-    // go in one call; the asynchronous write sends the rest.
-    ::msghdr msg{};
-    msg.msg_iov = sys_iov_.data();
-    msg.msg_iovlen = std::min<std::size_t>(sys_iov_.size(), IOV_MAX);
-    const ::ssize_t n = ::sendmsg(socket_.native_handle(), &msg, MSG_NOSIGNAL);
+    // The system call itself rather than Asio's write_some: the same call without the
+    // wrapper's error_code bookkeeping (error categories looked up per call). One segment (a
+    // sequential request, a batch that references no value) goes through send(2), so that
+    // the kernel has no msghdr and iovec array to copy in and check; more go through
+    // sendmsg(2), at most IOV_MAX in one call (the asynchronous write sends the rest).
+    ::ssize_t n;
+    if (sys_iov_.size() == 1) {
+        n = ::send(socket_.native_handle(), sys_iov_[0].iov_base, sys_iov_[0].iov_len,
+                   MSG_NOSIGNAL);
+    } else {
+        ::msghdr msg{};
+        msg.msg_iov = sys_iov_.data();
+        msg.msg_iovlen = std::min<std::size_t>(sys_iov_.size(), IOV_MAX);
+        n = ::sendmsg(socket_.native_handle(), &msg, MSG_NOSIGNAL);
+    }
     return n > 0 ? static_cast<std::size_t>(n) : 0;  // an error resurfaces in the async write
 }
 
@@ -674,10 +682,17 @@ void Connection::fail_queue(CommandQueue& q, std::error_code ec) {
 }
 
 void Connection::unpin_all(std::vector<detail::Operation*>& pins) {
+    if (pins.empty()) return;
+    // An unpin may complete an op whose handler submits (and so pins) again: iterate a list of
+    // our own, then hand its capacity back, so that pinning stays allocation-free.
     auto local = std::move(pins);
     pins.clear();
     for (auto* op : local)
         op->unpin();
+    if (pins.empty()) {
+        local.clear();
+        pins.swap(local);
+    }
 }
 
 }  // namespace folsom::net
