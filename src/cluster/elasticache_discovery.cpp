@@ -6,6 +6,7 @@
 #include "folsom/error.hpp"
 
 #include "cluster/elasticache_config.hpp"
+#include "net/self_connection.hpp"
 
 #include <asio/connect.hpp>
 #include <asio/ip/tcp.hpp>
@@ -71,7 +72,8 @@ class ConfigQuery : public std::enable_shared_from_this<ConfigQuery> {
             socket_, endpoints,
             [self = shared_from_this()](const std::error_code& ec, const asio::ip::tcp::endpoint&) {
                 if (self->finished_) return;
-                if (ec) return self->complete(make_error_code(errc::connect_failed));
+                if (ec || net::connected_to_itself(self->socket_))  // see self_connection.hpp
+                    return self->complete(make_error_code(errc::connect_failed));
                 self->send();
             });
     }

@@ -3,6 +3,8 @@
 #include "folsom/detail/observe.hpp"
 #include "folsom/error.hpp"
 
+#include "net/self_connection.hpp"
+
 #include <asio/bind_executor.hpp>
 #include <asio/connect.hpp>
 #include <asio/post.hpp>
@@ -308,6 +310,10 @@ void Connection::on_connected(std::uint64_t gen, const std::error_code& ec) {
     if (gen != generation_) return;
     if (ec) {
         fail(errc::connect_failed, ec.message());
+        return;
+    }
+    if (connected_to_itself(tcp())) {  // see self_connection.hpp
+        fail(errc::connect_failed, "connected to itself: nothing listens on " + name_);
         return;
     }
     std::error_code ignored;

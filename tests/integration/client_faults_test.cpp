@@ -2,8 +2,10 @@
 // completion, backpressure, timeouts, shutdown, fail-fast and reconnect.
 #include "folsom/blocking_client.hpp"
 #include "folsom/client.hpp"
+#include "folsom/metrics_registry.hpp"
 
 #include "support/memcached_server.hpp"
+#include "support/private_network.hpp"
 #include "support/protocols.hpp"
 
 #include <asio/bind_cancellation_slot.hpp>
@@ -20,6 +22,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <fstream>
 #include <future>
 #include <memory>
 #include <thread>
@@ -299,6 +302,59 @@ TEST_P(ClientFaults, UnreachableServerFailsFastThenReconnectsWhenItAppears) {
             }
         },
         5s));
+}
+
+TEST_P(ClientFaults, AConnectionToItselfIsARefusedConnect) {
+    // A client that reconnects to a local port nobody listens on may be given that very port as
+    // its own ephemeral port: TCP then connects the socket to itself (a simultaneous open), and
+    // what the client reads back are its own requests. Made certain here, in a network namespace
+    // of the test's own whose only ephemeral ports are 40000 and 40001 (connect() tries the even
+    // one first): the first connect to 127.0.0.1:40000 is one to itself.
+    if (const auto why = folsom::test::private_network_unavailable(); !why.empty())
+        GTEST_SKIP() << why;
+    const auto protocol = GetParam();
+    const auto why = folsom::test::run_in_private_network([&] {
+        {
+            // Written by this thread, so the namespace's own setting (net sysctls are per
+            // namespace, looked up by the writer's).
+            std::ofstream range("/proc/sys/net/ipv4/ip_local_port_range");
+            range << "40000 40001\n";
+            ASSERT_TRUE(range.flush().good()) << "cannot narrow the ephemeral port range";
+        }
+        auto registry = std::make_shared<folsom::MetricsRegistry>();
+        folsom::Options o;
+        o.servers = {"127.0.0.1:40000"};
+        o.protocol = protocol;
+        o.metrics = registry;
+        o.reconnect_initial_delay = 20ms;
+        o.reconnect_max_delay = 50ms;
+        folsom::BlockingClient c(o);
+        // Not a server: never ready, and requests fail as they do with nothing listening.
+        // (Before, the client took itself for a server: it was ready, and each request failed
+        // with protocol_error, having read back its own bytes.)
+        try {
+            c.async().wait_connected(300ms, asio::use_future).get();
+            ADD_FAILURE() << "connected to itself";
+        } catch (const std::system_error& e) {
+            EXPECT_EQ(e.code(), errc::timeout) << e.code().message();
+        }
+        for (int i = 0; i < 20; ++i) {
+            try {
+                c.get("k");
+                ADD_FAILURE() << "no error";
+            } catch (const std::system_error& e) {
+                EXPECT_TRUE(e.code() == errc::connect_failed || e.code() == errc::not_connected)
+                    << e.code().message();
+            }
+            std::this_thread::sleep_for(10ms);
+        }
+        // The self-connect was counted as a failed connect, and the reconnect loop goes on.
+        auto server = [&] { return registry->snapshot().servers.at(0); };
+        EXPECT_TRUE(wait_for([&] { return server().connect_failures >= 3; }, 5s));
+        EXPECT_EQ(server().connects, 0u);
+        EXPECT_EQ(c.async().outstanding(), 0u);
+    });
+    if (!why.empty()) GTEST_SKIP() << "no private network namespace: " << why;
 }
 
 TEST_P(ClientFaults, RequestsDuringTheFirstConnectWaitForIt) {

@@ -6,11 +6,13 @@
 #include "support/cluster_support.hpp"
 #include "support/elasticache_endpoint.hpp"
 #include "support/memcached_server.hpp"
+#include "support/private_network.hpp"
 
 #include <asio/io_context.hpp>
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <fstream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -150,6 +152,25 @@ TEST(ElastiCacheDiscovery, UnreachableOrSilentEndpointsFailWithoutHanging) {
     const auto start = std::chrono::steady_clock::now();
     EXPECT_EQ(resolve_error(*silent), errc::timeout);
     EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+}
+
+TEST(ElastiCacheDiscovery, AnEndpointConnectedToItselfIsRefused) {
+    // See ClientFaults.AConnectionToItselfIsARefusedConnect: in a network namespace whose only
+    // ephemeral ports are 40000 and 40001, a connect to 127.0.0.1:40000 is one to itself, which
+    // would then read back its own "config get cluster" as the reply.
+    if (const auto why = folsom::test::private_network_unavailable(); !why.empty())
+        GTEST_SKIP() << why;
+    const auto why = folsom::test::run_in_private_network([] {
+        {
+            std::ofstream range("/proc/sys/net/ipv4/ip_local_port_range");
+            range << "40000 40001\n";
+            ASSERT_TRUE(range.flush().good()) << "cannot narrow the ephemeral port range";
+        }
+        auto d =
+            folsom::cluster::make_elasticache_discovery("127.0.0.1:40000", {.timeout = 1000ms});
+        EXPECT_EQ(resolve_error(*d), errc::connect_failed);
+    });
+    if (!why.empty()) GTEST_SKIP() << "no private network namespace: " << why;
 }
 
 TEST(ElastiCacheDiscovery, AnEndpointClosingMidReplyIsConnectionLost) {
