@@ -74,8 +74,22 @@ class ServerPool {
     /// Sends one part on the next connection (round-robin). Any thread.
     void submit(detail::Operation& op, std::uint32_t part, const detail::Request& request) {
         const std::size_t n = connections_.size();
-        const std::size_t i = n == 1 ? 0 : next_.fetch_add(1, std::memory_order_relaxed) % n;
-        connections_[i]->submit(op, part, request);
+        if (n == 1) {
+            connections_[0]->submit(op, part, request);
+            return;
+        }
+        // Round robin over the connections that are connected: one still reconnecting (the
+        // others of a restarted server came back first) would fail the request at once with
+        // not_connected although its server is up. With none connected, the request goes
+        // where the round robin says, and fails fast or waits as that connection's state says.
+        const std::size_t first = next_.fetch_add(1, std::memory_order_relaxed) % n;
+        for (std::size_t k = 0, i = first; k < n; ++k, i = i + 1 == n ? 0 : i + 1) {
+            if (connections_[i]->state() == net::ConnectionState::connected) {
+                connections_[i]->submit(op, part, request);
+                return;
+            }
+        }
+        connections_[first]->submit(op, part, request);
     }
     /// Closes every connection for good (their requests fail with errc::closed). Idempotent.
     void close();
