@@ -24,6 +24,8 @@ namespace {
 struct CpuSeconds {
     double user = 0;
     double sys = 0;
+    double sleeps = 0;       // voluntary context switches
+    double preemptions = 0;  // involuntary ones
 };
 
 CpuSeconds cpu_seconds() {
@@ -32,7 +34,8 @@ CpuSeconds cpu_seconds() {
     auto s = [](const timeval& tv) {
         return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) * 1e-6;
     };
-    return {s(ru.ru_utime), s(ru.ru_stime)};
+    return {s(ru.ru_utime), s(ru.ru_stime), static_cast<double>(ru.ru_nvcsw),
+            static_cast<double>(ru.ru_nivcsw)};
 }
 
 double median(std::vector<double> v) {
@@ -58,7 +61,7 @@ Measurement measure(const Plan& plan, const CaseBody& body) {
                                                         static_cast<double>(plan.max_ops)));
         }
     }
-    std::vector<double> cpu, sys_share, rate, allocs;
+    std::vector<double> cpu, sys_share, rate, allocs, sleeps, preemptions;
     Measurement m;
     for (int r = 0; r < plan.reps; ++r) {
         const std::uint64_t a0 = allocations();
@@ -78,12 +81,16 @@ Measurement measure(const Plan& plan, const CaseBody& body) {
         sys_share.push_back(c > 0 ? sys / c : 0);
         rate.push_back(n / wall);
         allocs.push_back(static_cast<double>(a) / n);
+        sleeps.push_back((c1.sleeps - c0.sleeps) / n);
+        preemptions.push_back((c1.preemptions - c0.preemptions) / n);
         m.ops = done;
     }
     m.cpu_us_per_op = median(cpu);
     m.sys_share = median(sys_share);
     m.ops_per_s = median(rate);
     m.allocs_per_op = median(allocs);
+    m.sleeps_per_op = median(sleeps);
+    m.preemptions_per_op = median(preemptions);
     m.reps = plan.reps;
     return m;
 }

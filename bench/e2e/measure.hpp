@@ -26,7 +26,15 @@ struct Measurement {
     double sys_share = 0;      ///< median share of that CPU spent in the kernel (0..1)
     double ops_per_s = 0;      ///< median
     double allocs_per_op = 0;  ///< median; operator new calls only
-    std::uint64_t ops = 0;     ///< per repetition
+    /// Medians of the client's context switches per operation (getrusage): `sleeps` are
+    /// voluntary (it blocked: in recv, poll, epoll_wait), `preemptions` involuntary (another
+    /// task -- memcached, on the same CPU -- was run in its place, e.g. when woken by a send).
+    /// They tell how a round trip went: a blocking client sleeps once per request; an
+    /// asynchronous one either is preempted at its send (and then finds the reply with a
+    /// direct read) or sleeps in epoll_wait (one more system call and an event loop turn).
+    double sleeps_per_op = 0;
+    double preemptions_per_op = 0;
+    std::uint64_t ops = 0;  ///< per repetition
     int reps = 0;
 };
 
