@@ -87,6 +87,8 @@ struct Options {
 
     /// Reconnect backoff after a connection is lost or a connect fails: starts at
     /// reconnect_initial_delay, doubles on every failed attempt, capped at reconnect_max_delay.
+    /// Each wait is that backoff spread at random over 80..120%, so that connections that
+    /// failed together (a pool, every client of a restarted server) come back spread out.
     std::chrono::milliseconds reconnect_initial_delay{10};
     std::chrono::milliseconds reconnect_max_delay{60000};  ///< cap of the reconnect backoff
 

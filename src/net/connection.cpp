@@ -15,7 +15,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <memory>
+#include <random>
 #include <span>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -131,7 +133,11 @@ Connection::Connection(asio::any_io_executor ex, std::string host, std::uint16_t
       connect_timer_(strand_),
       retry_timer_(strand_),
       health_timer_(strand_),
-      backoff_(options.reconnect_initial_delay) {
+      backoff_(options.reconnect_initial_delay),
+      // Connections made in the same instant (a pool) must not draw the same spreads.
+      jitter_(static_cast<std::uint_fast32_t>(
+          std::chrono::steady_clock::now().time_since_epoch().count() ^
+          static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(this)))) {
     if (options_.tls) tls_context_ = make_tls_context(*options_.tls);
 }
 
@@ -671,7 +677,12 @@ void Connection::fail(std::error_code ec, const std::string& /*why*/) {
 }
 
 void Connection::schedule_reconnect() {
-    retry_timer_.expires_after(backoff_);
+    // Each delay is spread at random over 80..120% of the backoff (as gRPC does), so that the
+    // connections of a pool -- and of every client of a restarted server -- that failed in the
+    // same instant do not all come back in the same instant, forever in step.
+    const double spread = std::uniform_real_distribution<double>(0.8, 1.2)(jitter_);
+    retry_timer_.expires_after(std::chrono::duration_cast<std::chrono::microseconds>(
+        std::chrono::duration<double, std::milli>(backoff_) * spread));
     backoff_ = std::min(backoff_ * 2, options_.reconnect_max_delay);
     retry_timer_.async_wait([self = shared_from_this()](const std::error_code& ec) {
         if (!ec) self->do_connect();

@@ -42,6 +42,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <string>
 #include <sys/uio.h>
 #include <vector>
@@ -179,6 +180,7 @@ class Connection final : public std::enable_shared_from_this<Connection>,
     bool handshaking_ = false;
     protocol::OutputBuffer handshake_out_;
     std::chrono::milliseconds backoff_;
+    std::minstd_rand jitter_;  // spreads reconnect delays (schedule_reconnect)
     // Health: "no bytes for request_timeout with requests outstanding" is judged by the timer,
     // in ticks, from a counter the I/O path bumps (bytes arrived, or requests went out to an
     // idle connection), so that the per-request path reads no clock (it read it twice per

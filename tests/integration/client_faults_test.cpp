@@ -4,6 +4,7 @@
 #include "folsom/client.hpp"
 #include "folsom/metrics_registry.hpp"
 
+#include "support/fake_server.hpp"
 #include "support/memcached_server.hpp"
 #include "support/private_network.hpp"
 #include "support/protocols.hpp"
@@ -20,11 +21,13 @@
 #include <asio/use_future.hpp>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <fstream>
 #include <future>
 #include <memory>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -355,6 +358,43 @@ TEST_P(ClientFaults, AConnectionToItselfIsARefusedConnect) {
         EXPECT_EQ(c.async().outstanding(), 0u);
     });
     if (!why.empty()) GTEST_SKIP() << "no private network namespace: " << why;
+}
+
+TEST(ClientReconnects, APoolsConnectionsComeBackSpreadOut) {
+    // A server that accepts and at once closes: every connection of the pool fails in the same
+    // instant, round after round. With a fixed 100 ms backoff and no spread they would all come
+    // back within a millisecond or two of each other each time (a thundering herd against a
+    // restarted server); spread over 80..120 ms, the eight reconnects of the second round cover
+    // ~31 ms on average, and less than 10 ms with probability ~0.05%.
+    std::mutex mu;
+    std::vector<std::chrono::steady_clock::time_point> accepts;
+    folsom::test::FakeServer server([&](folsom::test::FakeConnection& c) {
+        {
+            std::lock_guard lk(mu);
+            accepts.push_back(std::chrono::steady_clock::now());
+        }
+        c.close();
+    });
+    folsom::Options o;
+    o.servers = {server.address()};
+    o.connections_per_server = 8;
+    o.reconnect_initial_delay = 100ms;
+    o.reconnect_max_delay = 100ms;
+    folsom::BlockingClient c(o);
+    ASSERT_TRUE(wait_for(
+        [&] {
+            std::lock_guard lk(mu);
+            return accepts.size() >= 16;
+        },
+        10s));
+    std::lock_guard lk(mu);
+    std::sort(accepts.begin(), accepts.end());
+    // The first round: all eight connects at start-up, together.
+    EXPECT_LT(accepts[7] - accepts[0], 60ms);
+    // The second: eight reconnects, 80..120 ms after their connection's failure.
+    const auto spread = accepts[15] - accepts[8];
+    EXPECT_GE(spread, 10ms) << "reconnects came back in step";
+    EXPECT_GE(accepts[8] - accepts[0], 60ms);
 }
 
 TEST_P(ClientFaults, RequestsDuringTheFirstConnectWaitForIt) {
