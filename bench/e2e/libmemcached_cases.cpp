@@ -41,7 +41,16 @@ memcached_st* LibmemcachedCases::handle(bool no_block, bool buffered, bool norep
     memcached_behavior_set(mc, MEMCACHED_BEHAVIOR_TCP_NODELAY, 1);
     if (binary_) memcached_behavior_set(mc, MEMCACHED_BEHAVIOR_BINARY_PROTOCOL, 1);
     if (no_block) memcached_behavior_set(mc, MEMCACHED_BEHAVIOR_NO_BLOCK, 1);
-    if (buffered) memcached_behavior_set(mc, MEMCACHED_BEHAVIOR_BUFFER_REQUESTS, 1);
+    if (buffered) {
+        memcached_behavior_set(mc, MEMCACHED_BEHAVIOR_BUFFER_REQUESTS, 1);
+        // Past these watermarks (500 replies or 64 KiB owed by default) libmemcached reads
+        // replies in the middle of a buffered write. With NO_BLOCK that path sometimes closes
+        // the socket and the next set trips libmemcached's own assertion (io.cc:548, `fd !=
+        // INVALID_SOCKET`): 17 of 20 runs of this case alone aborted the whole benchmark. The
+        // batches here owe at most 1000 replies (~8 KiB), read by the get that ends each batch.
+        memcached_behavior_set(mc, MEMCACHED_BEHAVIOR_IO_MSG_WATERMARK, 1u << 20);
+        memcached_behavior_set(mc, MEMCACHED_BEHAVIOR_IO_BYTES_WATERMARK, 1u << 30);
+    }
     if (noreply) memcached_behavior_set(mc, MEMCACHED_BEHAVIOR_NOREPLY, 1);
     if (auto rc = memcached_server_add(mc, "127.0.0.1", port_); rc != MEMCACHED_SUCCESS)
         fail(mc, rc, "memcached_server_add");
