@@ -24,7 +24,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <fstream>
 #include <future>
 #include <memory>
 #include <mutex>
@@ -265,6 +264,18 @@ TEST_P(ClientFaults, DestroyingTheClientCompletesEverythingFirst) {
     server.thaw();
 }
 
+/// A get through a client whose server cannot be reached fails as a refused connect does:
+/// connect_failed (the attempt itself) or not_connected (in backoff after it).
+void expect_get_refused(folsom::BlockingClient& c) {
+    try {
+        c.get("k");
+        ADD_FAILURE() << "no error";
+    } catch (const std::system_error& e) {
+        EXPECT_TRUE(e.code() == errc::connect_failed || e.code() == errc::not_connected)
+            << e.code().message();
+    }
+}
+
 TEST_P(ClientFaults, UnreachableServerFailsFastThenReconnectsWhenItAppears) {
     const auto port = folsom::test::free_loopback_port();
     folsom::Options o;
@@ -273,13 +284,7 @@ TEST_P(ClientFaults, UnreachableServerFailsFastThenReconnectsWhenItAppears) {
     o.reconnect_initial_delay = 20ms;
     o.reconnect_max_delay = 100ms;
     folsom::BlockingClient c(o);
-    try {
-        c.get("k");
-        ADD_FAILURE() << "no error";
-    } catch (const std::system_error& e) {
-        EXPECT_TRUE(e.code() == errc::connect_failed || e.code() == errc::not_connected)
-            << e.code().message();
-    }
+    expect_get_refused(c);
     // While in backoff, requests fail at once rather than queueing.
     const auto start = std::chrono::steady_clock::now();
     int not_connected = 0;
@@ -317,13 +322,8 @@ TEST_P(ClientFaults, AConnectionToItselfIsARefusedConnect) {
         GTEST_SKIP() << why;
     const auto protocol = GetParam();
     const auto why = folsom::test::run_in_private_network([&] {
-        {
-            // Written by this thread, so the namespace's own setting (net sysctls are per
-            // namespace, looked up by the writer's).
-            std::ofstream range("/proc/sys/net/ipv4/ip_local_port_range");
-            range << "40000 40001\n";
-            ASSERT_TRUE(range.flush().good()) << "cannot narrow the ephemeral port range";
-        }
+        const auto narrowed = folsom::test::narrow_ephemeral_ports(40000, 40001);
+        ASSERT_TRUE(narrowed.empty()) << narrowed;
         auto registry = std::make_shared<folsom::MetricsRegistry>();
         folsom::Options o;
         o.servers = {"127.0.0.1:40000"};
@@ -342,13 +342,7 @@ TEST_P(ClientFaults, AConnectionToItselfIsARefusedConnect) {
             EXPECT_EQ(e.code(), errc::timeout) << e.code().message();
         }
         for (int i = 0; i < 20; ++i) {
-            try {
-                c.get("k");
-                ADD_FAILURE() << "no error";
-            } catch (const std::system_error& e) {
-                EXPECT_TRUE(e.code() == errc::connect_failed || e.code() == errc::not_connected)
-                    << e.code().message();
-            }
+            expect_get_refused(c);
             std::this_thread::sleep_for(10ms);
         }
         // The self-connect was counted as a failed connect, and the reconnect loop goes on.

@@ -12,7 +12,6 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <fstream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -161,11 +160,8 @@ TEST(ElastiCacheDiscovery, AnEndpointConnectedToItselfIsRefused) {
     if (const auto why = folsom::test::private_network_unavailable(); !why.empty())
         GTEST_SKIP() << why;
     const auto why = folsom::test::run_in_private_network([] {
-        {
-            std::ofstream range("/proc/sys/net/ipv4/ip_local_port_range");
-            range << "40000 40001\n";
-            ASSERT_TRUE(range.flush().good()) << "cannot narrow the ephemeral port range";
-        }
+        const auto narrowed = folsom::test::narrow_ephemeral_ports(40000, 40001);
+        ASSERT_TRUE(narrowed.empty()) << narrowed;
         auto d =
             folsom::cluster::make_elasticache_discovery("127.0.0.1:40000", {.timeout = 1000ms});
         EXPECT_EQ(resolve_error(*d), errc::connect_failed);

@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <fstream>
 #include <sched.h>
 #include <sys/wait.h>
 #include <thread>
@@ -55,6 +56,12 @@ std::string private_network_unavailable() {
     for (const char* p : {"ip", "tc"})
         if (!have_program(p)) return std::string("`") + p + "` (iproute2) is not installed";
     return "";
+}
+
+std::string narrow_ephemeral_ports(std::uint16_t low, std::uint16_t high) {
+    std::ofstream range("/proc/sys/net/ipv4/ip_local_port_range");
+    range << low << ' ' << high << '\n';
+    return range.flush().good() ? "" : "cannot write /proc/sys/net/ipv4/ip_local_port_range";
 }
 
 std::string tc(const std::vector<std::string>& args) {

@@ -3,6 +3,7 @@
 // that namespace is used: memcached listens on its 127.0.0.1, the client connects there.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -31,6 +32,12 @@ std::string private_network_unavailable();
 /// crashed test leaves nothing behind on the host. Returns "" after `body` ran, or why the
 /// namespace could not be set up (body not run).
 std::string run_in_private_network(const std::function<void()>& body);
+
+/// Narrows the ephemeral port range of the calling thread's network namespace to [low, high]
+/// (net sysctls are per namespace, and /proc/sys/net is the opener's). With 40000..40001, the
+/// first connect to 127.0.0.1:40000 (nobody listening) is given port 40000 itself -- connect()
+/// tries the even port first -- and TCP connects the socket to itself. "" on success, else why.
+std::string narrow_ephemeral_ports(std::uint16_t low, std::uint16_t high);
 
 /// Runs `tc` with the arguments, in the calling thread's namespace. "" on success, else what
 /// tc printed.
