@@ -656,8 +656,8 @@ void Client::start_multi(const std::shared_ptr<detail::ClientCore>& core, detail
     // gat/gats lines must stay under memcached's 2048-byte limit for non-get lines; get/gets
     // lines may be long, but bounded chunks let replies start sooner and cap server buffers.
     const bool touch = code == detail::OpCode::gat || code == detail::OpCode::gats;
-    const std::uint32_t parts =
-        c.plan(server_of, touch ? 1900 : 16 * 1024, core->key_prefix_size());
+    const std::uint32_t parts = c.plan(server_of, touch ? 1900 : protocol::max_retrieval_key_bytes,
+                                       core->key_prefix_size());
     op->add_parts(parts);
     detail::Request r;
     r.code = code;

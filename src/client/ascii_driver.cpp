@@ -104,6 +104,7 @@ std::error_code AsciiDriver::encode(const Request& r, protocol::OutputBuffer& ou
     cmd.key_count = static_cast<std::uint32_t>(r.keys.size());
     // Single-key gets are answered by key (see decode), so that later ones can join them.
     cmd.keep_key = joinable(r.code) && r.keys.size() == 1;
+    if (cmd.keep_key) cmd.line_key_bytes = static_cast<std::uint16_t>(r.keys[0].size());
     switch (r.code) {
         case OpCode::get:
         case OpCode::gets:
@@ -147,19 +148,28 @@ std::error_code AsciiDriver::encode(const Request& r, protocol::OutputBuffer& ou
     return errc::unsupported;
 }
 
+// Command::joined and Command::line_key_bytes are 16 bits: a line of keys of at least one byte
+// each, with their spaces, holds at most half its key bytes in keys.
+static_assert(protocol::max_retrieval_key_bytes <= 0xffff);
+
 bool AsciiDriver::join(const Request& r, protocol::OutputBuffer& out, const net::Command& last,
                        net::Command& cmd) {
     // Only a single-key get after a single-key get (gets after gets): the reply of
     // "get a b" is the replies of "get a" and "get b" less their ENDs, so every caller still
     // gets exactly its own answer, while memcached answers the batch in one write instead of
     // one write per get (which is what made pipelined single gets slow).
-    if (!joinable(r.code) || r.code != last.code || !last.keep_key || r.keys.size() != 1 ||
-        last.joined + 1 >= max_joined_keys)
+    // The line grows up to protocol::max_retrieval_key_bytes of keys, as a multi-get's do:
+    // a pipeline window of a thousand short keys is one line, which memcached answers in a
+    // few large writes, so each read of the client's delivers that many more replies.
+    if (!joinable(r.code) || r.code != last.code || !last.keep_key || r.keys.size() != 1)
         return false;
+    const std::size_t line = last.line_key_bytes + 1 + r.keys[0].size();
+    if (line > protocol::max_retrieval_key_bytes) return false;
     if (ascii::encode_retrieve_more(out, r.keys[0])) return false;  // encode() reports it
     cmd.key_count = 1;
     cmd.keep_key = true;
     cmd.joined = static_cast<std::uint16_t>(last.joined + 1);
+    cmd.line_key_bytes = static_cast<std::uint16_t>(line);
     return true;
 }
 

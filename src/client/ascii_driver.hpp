@@ -21,9 +21,6 @@ class AsciiDriver final : public ProtocolDriver {
         group_open_ = false;
     }
 
-    /// Most single-key gets folded into one wire command ("get k1 ... k100").
-    static constexpr std::uint16_t max_joined_keys = 100;
-
   private:
     static constexpr bool joinable(OpCode c) noexcept {
         return c == OpCode::get || c == OpCode::gets;

@@ -41,6 +41,9 @@ struct Command {
     /// Adjacent single-key gets are sent as one "get k1 k2 ...": the first has joined == 0,
     /// the others 1, 2, ... (see ProtocolDriver::join).
     std::uint16_t joined = 0;
+    /// ASCII: the key bytes of the wire command so far, up to and including this command's
+    /// (keys and the spaces between them), which bounds how many gets join it.
+    std::uint16_t line_key_bytes = 0;
     /// When the command was queued (steady clock, ns); set only when metrics are on.
     std::int64_t queued_ns = 0;
 };

@@ -9,6 +9,13 @@ namespace folsom::protocol {
 /// Longest key the text and meta protocols accept (memcached's KEY_MAX_LENGTH).
 inline constexpr std::size_t max_key_length = 250;
 
+/// The key bytes (keys and the spaces between them) one retrieval command carries at most. A
+/// long multi-get is cut into commands of this size, and pipelined single-key text-protocol
+/// gets are joined into one "get k1 k2 ..." line up to it: long enough that memcached answers
+/// a whole pipeline window in a few large writes, short enough that its replies start early
+/// and the line stays far below its input buffer's limits.
+inline constexpr std::size_t max_retrieval_key_bytes = 16 * 1024;
+
 struct Limits {
     /// Largest value accepted on the way out (encoders) and on the way in (decoders).
     /// memcached's default item size limit is 1 MiB.
