@@ -698,7 +698,7 @@ class GetViewOp final : public Operation {
     void initiated() { drop(true); }
     std::atomic<int> refs{2};
 
-    using allocator = asio::recycling_allocator<GetViewOp>;
+    using allocator = RequestAllocator<GetViewOp>;
     static GetViewOp* create(Callback cb, std::shared_ptr<ClientCore> core) {
         allocator alloc;
         GetViewOp* p = alloc.allocate(1);

@@ -1,10 +1,9 @@
 #include "client/key_prefix_core.hpp"
 
+#include "folsom/detail/request_memory.hpp"
 #include "folsom/error.hpp"
 #include "folsom/protocol/key.hpp"
 #include "folsom/protocol/limits.hpp"
-
-#include <asio/recycling_allocator.hpp>
 
 #include <atomic>
 #include <cstring>
@@ -65,7 +64,7 @@ class PrefixShim final : public Operation {
     }
 
   private:
-    using allocator = asio::recycling_allocator<PrefixShim>;
+    using allocator = detail::RequestAllocator<PrefixShim>;
 
     PrefixShim(Operation& op, std::uint32_t part, std::string_view prefix, const Request& request)
         : op_(op), part_(part), prefix_(prefix), request_(request) {

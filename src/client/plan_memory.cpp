@@ -1,8 +1,8 @@
 // The per-thread cache of multi-get plan blocks (see MultiGetPlan in collectors.hpp).
 //
-// Asio's recycling allocator, which the operations themselves come from, keeps only blocks of
-// up to ~1 KiB; a plan's tables for a 100-key multi-get need ~6 KiB. Like Asio's cache, this
-// one is per thread and bounded: a block freed on another thread (a multi-get started on one
+// The request memory, which the operations themselves come from (request_memory.hpp), keeps
+// only blocks of up to 1 KiB; a plan's tables for a 100-key multi-get need ~6 KiB. This cache
+// is per thread and bounded: a block freed on another thread (a multi-get started on one
 // thread and completed on the I/O thread) joins that thread's cache or, when it is full, goes
 // back to the heap. Nothing grows without bound.
 #include "folsom/detail/collectors.hpp"

@@ -1,8 +1,7 @@
 #include "cluster/retrying_core.hpp"
 
+#include "folsom/detail/request_memory.hpp"
 #include "folsom/error.hpp"
-
-#include <asio/recycling_allocator.hpp>
 
 #include <atomic>
 #include <cstring>
@@ -70,7 +69,7 @@ class RetryShim final : public detail::Operation {
     }
 
   private:
-    using allocator = asio::recycling_allocator<RetryShim>;
+    using allocator = detail::RequestAllocator<RetryShim>;
 
     RetryShim(detail::ClientCore& core, detail::Operation& op, std::size_t server,
               std::uint32_t part, const detail::Request& request)

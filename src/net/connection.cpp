@@ -1,10 +1,12 @@
 #include "net/connection.hpp"
 
 #include "folsom/detail/observe.hpp"
+#include "folsom/detail/request_memory.hpp"
 #include "folsom/error.hpp"
 
 #include "net/self_connection.hpp"
 
+#include <asio/bind_allocator.hpp>
 #include <asio/bind_executor.hpp>
 #include <asio/connect.hpp>
 #include <asio/post.hpp>
@@ -242,7 +244,11 @@ void Connection::submit(detail::Operation& op, std::uint32_t part, const detail:
         op.on_complete(part, detail::failure(ec));
         return;
     }
-    if (post_flush) asio::post(strand_, [self = shared_from_this()] { self->flush(); });
+    // The flush's own memory comes from the request memory too: Asio's allocator would reach
+    // malloc for it on every thread that is not running the io_context.
+    if (post_flush)
+        asio::post(strand_, asio::bind_allocator(detail::RequestAllocator<void>(),
+                                                 [self = shared_from_this()] { self->flush(); }));
 }
 
 void Connection::close() {

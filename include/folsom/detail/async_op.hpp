@@ -17,14 +17,16 @@
 // As everywhere in Asio, the signal must not be emitted concurrently with the request's own
 // completion: emit it from the client's I/O executor (as awaitable operators do).
 //
-// The op's memory comes from the handler's associated allocator (Asio's recycling allocator by
-// default), so steady-state requests do not reach malloc for it; it is freed before the handler
-// runs, so the next request can reuse it.
+// The op's memory comes from the handler's associated allocator (by default the request memory,
+// request_memory.hpp, recycled per thread and across threads), so requests do not reach malloc
+// for it once its caches are warm; it is freed before the handler runs, so the next request
+// can reuse it.
 #pragma once
 
 #include "folsom/detail/client_core.hpp"
 #include "folsom/detail/observe.hpp"
 #include "folsom/detail/operation.hpp"
+#include "folsom/detail/request_memory.hpp"
 #include "folsom/error.hpp"
 #include "folsom/tracing.hpp"
 
@@ -35,7 +37,6 @@
 #include <asio/dispatch.hpp>
 #include <asio/io_context.hpp>
 #include <asio/post.hpp>
-#include <asio/recycling_allocator.hpp>
 
 #include <atomic>
 #include <exception>
@@ -78,7 +79,7 @@ inline std::unique_ptr<Span> open_span(ClientCore& core, const TraceInfo& info) 
 template <class Collector, class Handler>
 class AsyncOp final : public Operation {
     using base_allocator =
-        typename asio::associated_allocator<Handler, asio::recycling_allocator<void>>::type;
+        typename asio::associated_allocator<Handler, RequestAllocator<void>>::type;
     using allocator =
         typename std::allocator_traits<base_allocator>::template rebind_alloc<AsyncOp>;
     using slot_type = typename asio::associated_cancellation_slot<Handler>::type;
@@ -90,7 +91,7 @@ class AsyncOp final : public Operation {
     template <class H, class... Args>
     static AsyncOp* create(H&& handler, std::shared_ptr<ClientCore> core, bool acquired,
                            std::uint32_t parts, Args&&... collector_args) {
-        allocator alloc(asio::get_associated_allocator(handler, asio::recycling_allocator<void>()));
+        allocator alloc(asio::get_associated_allocator(handler, RequestAllocator<void>()));
         AsyncOp* p = std::allocator_traits<allocator>::allocate(alloc, 1);
         try {
             ::new (static_cast<void*>(p))

@@ -1,0 +1,157 @@
+// The request memory's caches (see folsom/detail/request_memory.hpp): a singly linked free
+// list per size in each thread, and a mutex-guarded depot of 32-block batches per size.
+//
+// A thread's list that grows to two batches hands one batch to the depot; an empty one takes a
+// batch from it. So a thread that only frees (the I/O thread freeing requests made elsewhere)
+// and one that only allocates meet in the depot once per 32 blocks, and a thread that does
+// both (a pipeline run from completions) never touches the mutex.
+#include "folsom/detail/request_memory.hpp"
+
+#include <cstdint>
+#include <mutex>
+
+namespace folsom::detail {
+namespace {
+
+constexpr std::size_t granule = 64;          // block sizes are multiples of this
+constexpr std::size_t size_classes = 16;     // 64 .. 1024 bytes
+constexpr std::uint32_t batch_size = 32;     // blocks moved to or from the depot at once
+constexpr std::uint32_t depot_batches = 64;  // per size: 2048 blocks at most
+
+/// A free block. The first block of a batch in the depot also links the next batch.
+struct Block {
+    Block* next;
+    Block* next_batch;
+};
+static_assert(sizeof(Block) <= granule);
+
+std::size_t class_of(std::size_t size) noexcept {
+    return (size - 1) / granule;  // size > 0
+}
+
+void free_chain(Block* b, std::size_t c) noexcept {
+    while (b) {
+        Block* next = b->next;
+        ::operator delete(b, (c + 1) * granule);
+        b = next;
+    }
+}
+
+class Depot {
+  public:
+    /// A chain of batch_size blocks, or null.
+    Block* take(std::size_t c) noexcept {
+        std::lock_guard lk(mu_);
+        Block* b = batches_[c];
+        if (b) {
+            batches_[c] = b->next_batch;
+            --count_[c];
+        }
+        return b;
+    }
+    /// Keeps a chain of batch_size blocks, or frees it when the depot holds enough.
+    void give(std::size_t c, Block* chain) noexcept {
+        {
+            std::lock_guard lk(mu_);
+            if (count_[c] < depot_batches) {
+                chain->next_batch = batches_[c];
+                batches_[c] = chain;
+                ++count_[c];
+                return;
+            }
+        }
+        free_chain(chain, c);
+    }
+
+  private:
+    std::mutex mu_;
+    Block* batches_[size_classes] = {};
+    std::uint32_t count_[size_classes] = {};
+};
+
+Depot& depot() noexcept {
+    // Never destroyed: threads may still free requests while the program exits.
+    static Depot* d = new Depot;
+    return *d;
+}
+
+struct ThreadCache {
+    Block* head[size_classes] = {};
+    std::uint32_t count[size_classes] = {};
+
+    ~ThreadCache();
+};
+
+thread_local bool t_cache_gone = false;  // this thread's cache has been destroyed
+
+ThreadCache* thread_cache() noexcept {
+    if (t_cache_gone) return nullptr;
+    thread_local ThreadCache cache;
+    return &cache;
+}
+
+ThreadCache::~ThreadCache() {
+    t_cache_gone = true;
+    for (std::size_t c = 0; c < size_classes; ++c) {
+        // Whole batches to the depot; the rest, fewer than a batch, to the heap.
+        while (count[c] >= batch_size) {
+            Block* first = head[c];
+            Block* last = first;
+            for (std::uint32_t i = 1; i < batch_size; ++i)
+                last = last->next;
+            head[c] = last->next;
+            last->next = nullptr;
+            count[c] -= batch_size;
+            depot().give(c, first);
+        }
+        free_chain(head[c], c);
+    }
+}
+
+}  // namespace
+
+void* allocate_request_memory(std::size_t size) {
+    const std::size_t c = class_of(size);
+    if (c >= size_classes) return ::operator new(size);
+    if (ThreadCache* t = thread_cache()) {
+        if (Block* b = t->head[c]) {
+            t->head[c] = b->next;
+            --t->count[c];
+            return b;
+        }
+        if (Block* b = depot().take(c)) {
+            t->head[c] = b->next;
+            t->count[c] = batch_size - 1;
+            return b;
+        }
+    }
+    return ::operator new((c + 1) * granule);
+}
+
+void deallocate_request_memory(void* p, std::size_t size) noexcept {
+    const std::size_t c = class_of(size);
+    if (c >= size_classes) {
+        ::operator delete(p, size);
+        return;
+    }
+    ThreadCache* t = thread_cache();
+    if (!t) {
+        ::operator delete(p, (c + 1) * granule);
+        return;
+    }
+    auto* b = static_cast<Block*>(p);
+    b->next = t->head[c];
+    t->head[c] = b;
+    if (++t->count[c] < 2 * batch_size) return;
+    // Two batches here: the older one (at the back of the list) goes to the depot, so the
+    // blocks most recently touched stay in this thread.
+    Block* last_kept = t->head[c];
+    for (std::uint32_t i = 1; i < batch_size; ++i)
+        last_kept = last_kept->next;
+    Block* batch = last_kept->next;
+    last_kept->next = nullptr;
+    t->count[c] = batch_size;
+    depot().give(c, batch);
+}
+
+}  // namespace folsom::detail

@@ -1,0 +1,153 @@
+// Heap allocations per request, end to end against a real memcached: every operator new of
+// this executable is counted. Once warm, a get_view makes none and an owning get only its
+// Value, whether requests come one at a time from completions on the I/O thread or a
+// thousand at once from another thread than the one that completes them.
+#include "folsom/blocking_client.hpp"
+#include "folsom/client.hpp"
+
+#include "support/counting_operator_new.hpp"
+#include "support/memcached_server.hpp"
+
+#include <asio/executor_work_guard.hpp>
+#include <asio/io_context.hpp>
+#include <asio/post.hpp>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <future>
+#include <new>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using namespace std::chrono_literals;
+
+using folsom::test::heap_allocations;
+
+class ClientAllocations : public ::testing::Test {
+  protected:
+    static constexpr int keys = 1000;
+    static constexpr int rounds = 5;
+
+    ClientAllocations() {
+        folsom::BlockingClient setter(options());
+        for (int i = 0; i < keys; ++i)
+            EXPECT_EQ(setter.set(key(i), std::string(64, 'v'), 0s), folsom::Status::stored);
+        names_.reserve(keys);
+        for (int i = 0; i < keys; ++i)
+            names_.push_back(key(i));
+    }
+
+    folsom::Options options() const {
+        folsom::Options o;
+        o.servers = {server_.address()};
+        o.max_outstanding_requests = 2 * keys;
+        return o;
+    }
+    static std::string key(int i) { return "alloc:" + std::to_string(i); }
+
+    /// One burst: a get_view (owning: a get) of every key, all made on the issuer thread
+    /// while the client's io_context is not running (so all of them are in flight at once),
+    /// then completed, and their memory freed, on this thread by running it. Returns the hits.
+    int burst(asio::io_context& io, folsom::Client& client, bool owning) {
+        int done = 0, hits = 0;
+        auto finish = [&](bool hit) {
+            hits += hit ? 1 : 0;
+            if (++done == keys) io.stop();
+        };
+        std::promise<void> issued;
+        asio::post(issuer_, [&] {
+            for (const auto& k : names_) {
+                if (owning)
+                    client.get(k, [&finish](std::error_code ec, std::optional<folsom::Value> v) {
+                        finish(!ec && v && v->data.size() == 64);
+                    });
+                else
+                    client.get_view(k, [&finish](std::error_code ec, const folsom::ValueView* v) {
+                        finish(!ec && v && v->data.size() == 64);
+                    });
+            }
+            issued.set_value();
+        });
+        issued.get_future().wait();
+        io.restart();
+        io.run_for(10s);
+        EXPECT_EQ(done, keys);
+        return hits;
+    }
+
+    /// Heap allocations of `rounds` bursts, after ten that warm the caches: enough blocks in
+    /// circulation for a thousand in flight, with what each thread keeps for itself (between
+    /// one and two batches per size) on top.
+    std::size_t heap_allocations_of_bursts(bool owning) {
+        asio::io_context io;
+        auto client = folsom::Client::connect(io, options());
+        for (int warm = 0; warm < 10; ++warm)
+            EXPECT_EQ(burst(io, client, owning), keys);
+        const std::size_t before = heap_allocations();
+        for (int round = 0; round < rounds; ++round)
+            EXPECT_EQ(burst(io, client, owning), keys);
+        const std::size_t made = heap_allocations() - before;
+        client.shutdown();
+        return made;
+    }
+
+    /// The thread that makes the requests (one thread throughout, as an application's would
+    /// be: its cache of request memory lives as long as it does).
+    asio::io_context issuer_;
+    asio::executor_work_guard<asio::io_context::executor_type> issuer_work_ =
+        asio::make_work_guard(issuer_);
+    std::thread issuer_thread_{[this] { issuer_.run(); }};
+
+    ~ClientAllocations() override {
+        issuer_work_.reset();
+        issuer_thread_.join();
+    }
+
+    folsom::test::MemcachedServer server_;
+    std::vector<std::string> names_;
+};
+
+TEST_F(ClientAllocations, ViewGetsMadeOnOneThreadAndFreedOnAnotherAllocateNothingOnceWarm) {
+    // Before the request memory every get took two from the heap (its operation and its retry
+    // shim). Now none: what is left are each burst's own three (its promise and the promise's
+    // state, and the post to the issuer thread).
+    EXPECT_LE(heap_allocations_of_bursts(false), 3u * rounds);
+}
+
+TEST_F(ClientAllocations, OwningGetsMadeOnOneThreadAndFreedOnAnotherAllocateOnlyTheirValues) {
+    // One per get: its Value's bytes (before the request memory, three).
+    EXPECT_LE(heap_allocations_of_bursts(true), std::size_t{rounds} * keys + 3u * rounds);
+}
+
+TEST_F(ClientAllocations, APipelineRunFromCompletionsAllocatesNothingPerViewGet) {
+    // A thousand in flight on the I/O thread, each completion issuing the next request.
+    asio::io_context io;
+    auto client = folsom::Client::connect(io, options());
+    constexpr int total = 20000;
+    int issued = 0, done = 0, hits = 0;
+    std::size_t before = 0;
+    std::function<void()> issue = [&] {
+        const int i = issued++;
+        client.get_view(names_[i % keys], [&](std::error_code ec, const folsom::ValueView* v) {
+            if (!ec && v) ++hits;
+            if (++done == 5 * keys) before = heap_allocations();  // warm from here on
+            if (issued < total) issue();
+            if (done == total) io.stop();
+        });
+    };
+    for (int i = 0; i < keys; ++i)
+        issue();
+    io.run_for(20s);
+    ASSERT_EQ(done, total);
+    EXPECT_EQ(hits, total);
+    // Nothing per request: what may remain is the connection's queues growing to a new peak
+    // (doubling, so a handful at most), never one per get.
+    EXPECT_LE(heap_allocations() - before, 4u);
+    client.shutdown();
+}
+
+}  // namespace
