@@ -82,15 +82,27 @@ struct ThreadCache {
     ~ThreadCache();
 };
 
-thread_local bool t_cache_gone = false;  // this thread's cache has been destroyed
+// This thread's cache, once made. Plain pointers, so that the common case is one
+// thread-local load with no guard: the cache itself (which has a destructor) is reached only
+// the first time, and when the thread exits.
+thread_local ThreadCache* t_cache = nullptr;
+thread_local bool t_cache_gone = false;  // destroyed: later blocks go to the heap
 
-ThreadCache* thread_cache() noexcept {
+[[gnu::noinline]] ThreadCache* make_thread_cache() noexcept {
     if (t_cache_gone) return nullptr;
     thread_local ThreadCache cache;
-    return &cache;
+    t_cache = &cache;
+    return t_cache;
+}
+
+ThreadCache* thread_cache() noexcept {
+    if (ThreadCache* t = t_cache) [[likely]]
+        return t;
+    return make_thread_cache();
 }
 
 ThreadCache::~ThreadCache() {
+    t_cache = nullptr;
     t_cache_gone = true;
     for (std::size_t c = 0; c < size_classes; ++c) {
         // Whole batches to the depot; the rest, fewer than a batch, to the heap.
