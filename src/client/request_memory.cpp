@@ -29,10 +29,10 @@ std::size_t class_of(std::size_t size) noexcept {
     return (size - 1) / granule;  // size > 0
 }
 
-void free_chain(Block* b, std::size_t c) noexcept {
+void free_chain(Block* b) noexcept {
     while (b) {
         Block* next = b->next;
-        ::operator delete(b, (c + 1) * granule);
+        ::operator delete(b);
         b = next;
     }
 }
@@ -60,7 +60,7 @@ class Depot {
                 return;
             }
         }
-        free_chain(chain, c);
+        free_chain(chain);
     }
 
   private:
@@ -116,7 +116,7 @@ ThreadCache::~ThreadCache() {
             count[c] -= batch_size;
             depot().give(c, first);
         }
-        free_chain(head[c], c);
+        free_chain(head[c]);
     }
 }
 
@@ -143,12 +143,12 @@ void* allocate_request_memory(std::size_t size) {
 void deallocate_request_memory(void* p, std::size_t size) noexcept {
     const std::size_t c = class_of(size);
     if (c >= size_classes) {
-        ::operator delete(p, size);
+        ::operator delete(p);
         return;
     }
     ThreadCache* t = thread_cache();
     if (!t) {
-        ::operator delete(p, (c + 1) * granule);
+        ::operator delete(p);
         return;
     }
     auto* b = static_cast<Block*>(p);
