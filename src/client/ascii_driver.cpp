@@ -175,12 +175,6 @@ bool AsciiDriver::join(const Request& r, protocol::OutputBuffer& out, const net:
 
 namespace {
 
-/// Completes and pops the commands at the front that joined the wire command just answered.
-void complete_joined(net::CommandQueue& inflight, const Completion& done) {
-    while (!inflight.empty() && inflight.front().joined != 0)
-        inflight.complete_front(done);
-}
-
 Completion refusal(ascii::ReplyKind k, std::string_view text) {
     using K = ascii::ReplyKind;
     Completion done;
@@ -200,30 +194,43 @@ bool is_refusal(ascii::ReplyKind k) {
 
 bool AsciiDriver::decode_keyed(const ascii::Reply& reply, net::CommandQueue& inflight) {
     using K = ascii::ReplyKind;
+    if (!group_open_) {
+        // The first reply to the wire command at the front: count the commands sharing it.
+        if (inflight.empty() || inflight.front().joined != 0) return false;
+        std::size_t n = 1;
+        while (n < inflight.size() && inflight.at(n).joined != 0)
+            ++n;
+        group_left_ = n;
+        group_open_ = true;
+    }
     if (reply.kind == K::value) {
-        // Find the key among the wire command's unanswered keys before completing anything:
-        // a key it never asked for means the stream is out of step, and then every command
-        // must fail, not turn into misses.
-        if (inflight.empty() || (inflight.front().joined == 0) == group_open_) return false;
-        std::size_t skipped = 0;
-        while (inflight.key(inflight.at(skipped)) != reply.key) {
-            if (++skipped == inflight.size() || inflight.at(skipped).joined == 0) return false;
+        // memcached answers the hits in the order they were asked for, so the key is almost
+        // always the first unanswered one. A proxy that splits the line over its servers
+        // (twemproxy) merges their answers in another order: so look through the wire
+        // command's unanswered keys, and leave the ones passed over to END, as they may still
+        // come. A key it never asked for (or not that many times) means the stream is out of
+        // step, and then every command must fail, not turn into misses.
+        std::size_t i = 0;
+        for (;; ++i) {
+            if (i == group_left_) return false;
+            const net::Command& c = inflight.at(i);
+            if (c.hits == 0 && inflight.key(c) == reply.key) break;
         }
-        // The keys before it were misses (memcached answers only hits).
-        for (; skipped > 0; --skipped)
-            inflight.complete_front(Completion{});
-        net::Command& c = inflight.front();
+        net::Command& c = inflight.at(i);
         ++c.hits;
         c.op->on_value(c.part, Operation::unknown_position,
                        ValueView{reply.key, reply.data, reply.flags, reply.cas});
-        inflight.complete_front(Completion{});
-        group_open_ = true;
+        // The answered commands at the front complete now (with memcached, every one).
+        while (group_left_ > 0 && inflight.front().hits != 0) {
+            inflight.complete_front(Completion{});
+            --group_left_;
+        }
         return true;
     }
-    // END (or a refusal) closes the wire command: its remaining keys missed (or failed).
+    // END (or a refusal) closes the wire command: its keys not answered missed (or failed).
     const Completion done = reply.kind == K::end ? Completion{} : refusal(reply.kind, reply.data);
-    if (!group_open_) inflight.complete_front(done);
-    complete_joined(inflight, done);
+    for (; group_left_ > 0; --group_left_)
+        inflight.complete_front(done);
     group_open_ = false;
     return true;
 }

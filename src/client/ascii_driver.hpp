@@ -19,6 +19,7 @@ class AsciiDriver final : public ProtocolDriver {
     void reset() noexcept override {
         decoder_.reset();
         group_open_ = false;
+        group_left_ = 0;
     }
 
   private:
@@ -31,9 +32,11 @@ class AsciiDriver final : public ProtocolDriver {
     protocol::Limits limits_;
     std::size_t scatter_threshold_;
     protocol::ascii::Decoder decoder_;
-    /// Decoding a wire command whose END is still due, every command before the front of the
-    /// queue that shared it already completed (decoder side: strand only).
+    /// Decoding a wire command whose END is still due: its first group_left_ commands are at
+    /// the front of the queue, those answered out of order among them not yet completed
+    /// (decoder side: strand only).
     bool group_open_ = false;
+    std::size_t group_left_ = 0;
 };
 
 }  // namespace folsom::detail

@@ -1,6 +1,8 @@
 // AsciiDriver's joining of pipelined single-key gets, queued as the connection queues them
 // (join onto the last pending command, else encode a new one): how long a joined line grows,
-// and that every get of a joined line still gets exactly its own answer.
+// and that every get of a joined line still gets exactly its own answer, also when a proxy
+// answers its hits out of order.
+#include "folsom/error.hpp"
 #include "folsom/protocol/limits.hpp"
 
 #include "client/ascii_driver.hpp"
@@ -8,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <string_view>
@@ -139,15 +142,63 @@ TEST(AsciiDriverJoin, EveryGetOfTwoFullLinesGetsItsOwnAnswer) {
     ASSERT_FALSE(step.ec) << step.message;
     EXPECT_EQ(step.consumed, reply.size());
     EXPECT_TRUE(h.queue.empty());
+    // A miss is a completion with no value before it. A get completes once it and every get
+    // before it on its line are answered; the ones a hit passed over complete at the END.
     std::vector<test::Event> expected;
-    for (std::uint32_t i = 0; i < keys.size(); ++i) {
-        // A miss is a completion with no value before it.
-        if (i % 2 == 0)
+    const std::uint32_t line_keys = (protocol::max_retrieval_key_bytes + 1) / 11;
+    for (std::uint32_t begin = 0; begin < keys.size(); begin += line_keys) {
+        const std::uint32_t end = std::min<std::uint32_t>(begin + line_keys, keys.size());
+        std::uint32_t next = begin;  // the first get of the line not completed yet
+        for (std::uint32_t i = begin; i < end; ++i) {
+            if (i % 2 != 0) continue;
             expected.push_back(test::value_event(i, detail::Operation::unknown_position, keys[i],
                                                  "v" + std::to_string(i % 10), 3));
-        expected.push_back(test::done_event(i));
+            if (next == i) expected.push_back(test::done_event(next++));
+        }
+        for (; next < end; ++next)
+            expected.push_back(test::done_event(next));
     }
     EXPECT_EQ(h.op.events, expected);
+}
+
+// A proxy that splits a line over its servers (twemproxy) merges their answers in another
+// order than the keys were asked for: every get still gets its own value, duplicates in turn.
+TEST(AsciiDriverJoin, HitsAnsweredOutOfOrderStillReachTheirOwnGets) {
+    JoinHarness h;
+    const std::vector<std::string> keys = {"a", "b", "c", "d", "c", "e"};
+    for (std::uint32_t i = 0; i < keys.size(); ++i)
+        h.submit(OpCode::get, keys[i], i);
+    ASSERT_EQ(h.lines().size(), 1u);
+    const std::string reply =
+        "VALUE d 0 2\r\nvd\r\nVALUE c 0 3\r\nvc1\r\nVALUE a 0 2\r\nva\r\n"
+        "VALUE c 0 3\r\nvc2\r\nEND\r\n";
+    const auto step = h.driver.decode(reply, h.queue);
+    ASSERT_FALSE(step.ec) << step.message;
+    EXPECT_EQ(step.consumed, reply.size());
+    EXPECT_TRUE(h.queue.empty());
+    const auto pos = detail::Operation::unknown_position;
+    const std::vector<test::Event> expected = {
+        test::value_event(3, pos, "d", "vd"),
+        test::value_event(2, pos, "c", "vc1"),
+        test::value_event(0, pos, "a", "va"),
+        test::done_event(0),  // a: answered, and first
+        test::value_event(4, pos, "c", "vc2"),
+        test::done_event(1),  // b: missed, known at the END
+        test::done_event(2),
+        test::done_event(3),
+        test::done_event(4),
+        test::done_event(5),  // e: missed
+    };
+    EXPECT_EQ(h.op.events, expected);
+}
+
+TEST(AsciiDriverJoin, AKeyAnsweredMoreTimesThanAskedPutsTheStreamOutOfStep) {
+    JoinHarness h;
+    for (std::uint32_t i = 0; i < 3; ++i)
+        h.submit(OpCode::get, i == 1 ? "x" : "y", i);
+    const std::string reply = "VALUE x 0 1\r\n1\r\nVALUE x 0 1\r\n2\r\nEND\r\n";
+    const auto step = h.driver.decode(reply, h.queue);
+    EXPECT_EQ(step.ec, make_error_code(errc::protocol_error));
 }
 
 }  // namespace
