@@ -1,8 +1,8 @@
 // Every client operation and outcome against a real memcached, over every protocol.
 #include "folsom/blocking_client.hpp"
 #include "folsom/client.hpp"
-#include "folsom/protocol/limits.hpp"
 
+#include "support/joined_gets.hpp"
 #include "support/memcached_server.hpp"
 #include "support/protocols.hpp"
 
@@ -506,44 +506,11 @@ TEST_P(ClientOps, AWriteOfMoreSegmentsThanOneSyscallTakesGoesOutWhole) {
 }
 
 // Gets made before the connection is up go out together; over the text protocol they are
-// joined into "get k1 k2 ..." lines of up to 16 KiB of keys (protocol::max_retrieval_key_bytes):
-// here 65 keys of 250 bytes per line, then short keys a thousand and more to a line. memcached
-// must answer every get of them, hits and misses, each with its own value.
+// joined into "get k1 k2 ..." lines of up to 16 KiB of keys (protocol::max_retrieval_key_bytes).
+// memcached must answer every get of them, hits and misses, each with its own value (see
+// joined_gets.hpp).
 TEST_P(ClientOps, GetsJoinedIntoFullLinesEachGetTheirOwnAnswer) {
-    folsom::Options o = options();
-    o.max_outstanding_requests = 10000;
-    auto long_key = [](int i) {
-        std::string k = "long" + std::to_string(i) + ':';
-        return k + std::string(folsom::protocol::max_key_length - k.size(), 'k');
-    };
-    auto short_key = [](int i) { return "s" + std::to_string(i); };
-    constexpr int n = 1200;
-    {
-        folsom::BlockingClient setter(o);
-        for (int i = 0; i < n; i += 2) {  // even keys hit, odd keys miss
-            ASSERT_EQ(setter.set(long_key(i), "L" + std::to_string(i), 0s), Status::stored);
-            ASSERT_EQ(setter.set(short_key(i), "S" + std::to_string(i), 0s), Status::stored);
-        }
-    }
-    asio::io_context io;
-    auto client = folsom::Client::connect(io, o);
-    int right = 0, done = 0;
-    auto check = [&](std::string want, bool hit) {
-        return
-            [&, want = std::move(want), hit](std::error_code ec, std::optional<folsom::Value> v) {
-                if (!ec && v.has_value() == hit && (!hit || v->data == want)) ++right;
-                if (++done == 2 * n) io.stop();
-            };
-    };
-    for (int i = 0; i < n; ++i)
-        client.get(long_key(i), check("L" + std::to_string(i), i % 2 == 0));
-    for (int i = 0; i < n; ++i)
-        client.get(short_key(i), check("S" + std::to_string(i), i % 2 == 0));
-    io.run_for(10s);
-    EXPECT_EQ(done, 2 * n);
-    EXPECT_EQ(right, 2 * n);
-    EXPECT_EQ(client.outstanding(), 0u);
-    client.shutdown();
+    EXPECT_EQ(folsom::test::joined_gets_answered(options(), 1200), 2400);
 }
 
 INSTANTIATE_TEST_SUITE_P(Protocols, ClientOps, folsom::test::all_protocols,
