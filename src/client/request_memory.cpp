@@ -29,6 +29,17 @@ std::size_t class_of(std::size_t size) noexcept {
     return (size - 1) / granule;  // size > 0
 }
 
+/// Detaches what follows the first `keep` blocks of the list at `head` (which holds more) and
+/// returns it.
+Block* cut_after(Block* head, std::uint32_t keep) noexcept {
+    Block* last_kept = head;
+    for (std::uint32_t i = 1; i < keep; ++i)
+        last_kept = last_kept->next;
+    Block* rest = last_kept->next;
+    last_kept->next = nullptr;
+    return rest;
+}
+
 void free_chain(Block* b) noexcept {
     while (b) {
         Block* next = b->next;
@@ -107,14 +118,10 @@ ThreadCache::~ThreadCache() {
     for (std::size_t c = 0; c < size_classes; ++c) {
         // Whole batches to the depot; the rest, fewer than a batch, to the heap.
         while (count[c] >= batch_size) {
-            Block* first = head[c];
-            Block* last = first;
-            for (std::uint32_t i = 1; i < batch_size; ++i)
-                last = last->next;
-            head[c] = last->next;
-            last->next = nullptr;
+            Block* batch = head[c];
+            head[c] = cut_after(batch, batch_size);
             count[c] -= batch_size;
-            depot().give(c, first);
+            depot().give(c, batch);
         }
         free_chain(head[c]);
     }
@@ -157,11 +164,7 @@ void deallocate_request_memory(void* p, std::size_t size) noexcept {
     if (++t->count[c] < 2 * batch_size) return;
     // Two batches here: the older one (at the back of the list) goes to the depot, so the
     // blocks most recently touched stay in this thread.
-    Block* last_kept = t->head[c];
-    for (std::uint32_t i = 1; i < batch_size; ++i)
-        last_kept = last_kept->next;
-    Block* batch = last_kept->next;
-    last_kept->next = nullptr;
+    Block* batch = cut_after(t->head[c], batch_size);
     t->count[c] = batch_size;
     depot().give(c, batch);
 }
