@@ -11,7 +11,8 @@
 
 namespace folsom::bench {
 
-RawSocketGet::RawSocketGet(std::uint16_t port, const KeySet& keys) : keys_(keys) {
+RawSocketGet::RawSocketGet(std::uint16_t port, const KeySet& keys)
+    : keys_(keys), reply_(std::size_t{1} << 20, '\0') {
     fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd_ < 0) throw std::runtime_error("raw: socket() failed");
     sockaddr_in addr{};
@@ -26,34 +27,54 @@ RawSocketGet::RawSocketGet(std::uint16_t port, const KeySet& keys) : keys_(keys)
     }
 }
 
+std::size_t RawSocketGet::hit_bytes(std::string_view key) const noexcept {
+    return 6 + key.size() + 3 + std::to_string(keys_.value.size()).size() + 2 + keys_.value.size() +
+           2;
+}
+
 RawSocketGet::~RawSocketGet() {
     if (fd_ >= 0) ::close(fd_);
 }
 
+void RawSocketGet::round_trip(std::string_view request, std::size_t expect) {
+    if (::send(fd_, request.data(), request.size(), MSG_NOSIGNAL) !=
+        static_cast<ssize_t>(request.size()))
+        throw std::runtime_error("raw: send failed");
+    std::size_t got = 0;
+    for (;;) {
+        const ssize_t n = ::recv(fd_, reply_.data() + got, reply_.size() - got, 0);
+        if (n <= 0) throw std::runtime_error("raw: recv failed");
+        got += static_cast<std::size_t>(n);
+        if (got >= 5 && std::memcmp(reply_.data() + got - 5, "END\r\n", 5) == 0) break;
+        if (got == reply_.size()) throw std::runtime_error("raw: reply too long");
+    }
+    if (got != expect) throw std::runtime_error("raw: unexpected reply");
+}
+
 std::uint64_t RawSocketGet::get(std::uint64_t ops) {
-    // "VALUE <key> 0 64\r\n<64 bytes>\r\nEND\r\n"
-    const std::size_t expect = 6 + keys_.storage[0].size() + 3 +
-                               std::to_string(keys_.value.size()).size() + 2 + keys_.value.size() +
-                               2 + 5;
-    char req[300];
-    char buf[4096];
     for (std::uint64_t i = 0; i < ops; ++i) {
         const std::string& key = keys_.storage[(next_ + i) % keys_.size()];
-        std::memcpy(req, "get ", 4);
-        std::memcpy(req + 4, key.data(), key.size());
-        std::memcpy(req + 4 + key.size(), "\r\n", 2);
-        const std::size_t len = key.size() + 6;
-        if (::send(fd_, req, len, MSG_NOSIGNAL) != static_cast<ssize_t>(len))
-            throw std::runtime_error("raw: send failed");
-        std::size_t got = 0;
-        for (;;) {
-            const ssize_t n = ::recv(fd_, buf + got, sizeof buf - got, 0);
-            if (n <= 0) throw std::runtime_error("raw: recv failed");
-            got += static_cast<std::size_t>(n);
-            if (got >= 5 && std::memcmp(buf + got - 5, "END\r\n", 5) == 0) break;
-            if (got == sizeof buf) throw std::runtime_error("raw: reply too long");
+        request_.assign("get ");
+        request_.append(key);
+        request_.append("\r\n");
+        round_trip(request_, hit_bytes(key) + 5);
+    }
+    next_ += ops;
+    return ops;
+}
+
+std::uint64_t RawSocketGet::get_multi(std::uint64_t ops, std::size_t keys_per_op) {
+    for (std::uint64_t i = 0; i < ops; ++i) {
+        const std::size_t start = keys_.run_start(next_ + i, keys_per_op);
+        request_.assign("get");
+        std::size_t expect = 5;  // "END\r\n"
+        for (std::size_t k = start; k < start + keys_per_op; ++k) {
+            request_.push_back(' ');
+            request_.append(keys_.storage[k]);
+            expect += hit_bytes(keys_.storage[k]);
         }
-        if (got != expect) throw std::runtime_error("raw: unexpected reply");
+        request_.append("\r\n");
+        round_trip(request_, expect);
     }
     next_ += ops;
     return ops;

@@ -1,10 +1,15 @@
-// The floor for a sequential get: a blocking loopback socket that sends "get <key>\r\n" and
-// recv()s until the reply ends with "END\r\n". No parsing beyond that, no event loop.
+// The floor for a sequential get and for a multi-get: a blocking loopback socket that sends
+// "get <key> [<key> ...]\r\n" and recv()s until the reply ends with "END\r\n". No parsing
+// beyond checking the reply's length, no event loop: what one round trip costs the client
+// before any client library does anything.
 #pragma once
 
 #include "e2e/keyset.hpp"
 
+#include <cstddef>
 #include <cstdint>
+#include <string>
+#include <string_view>
 
 namespace folsom::bench {
 
@@ -17,11 +22,21 @@ class RawSocketGet {
 
     /// Returns the gets done; throws when a reply is not the expected hit.
     std::uint64_t get(std::uint64_t ops);
+    /// `ops` multi-gets of `keys_per_op` consecutive keys, one line each (every key a hit);
+    /// returns the multi-gets done.
+    std::uint64_t get_multi(std::uint64_t ops, std::size_t keys_per_op);
 
   private:
+    /// Sends `request` and reads until "END\r\n"; throws unless the reply is `expect` bytes.
+    void round_trip(std::string_view request, std::size_t expect);
+    /// Bytes of the hit "VALUE <key> 0 <n>\r\n<n bytes>\r\n" for `key`.
+    std::size_t hit_bytes(std::string_view key) const noexcept;
+
     const KeySet& keys_;
     int fd_ = -1;
     std::uint64_t next_ = 0;
+    std::string request_;  // reused, so no case allocates while timed
+    std::string reply_;
 };
 
 }  // namespace folsom::bench

@@ -29,37 +29,56 @@ std::span<std::uint32_t> MultiGetPlan::scratch(std::size_t n) {
 std::uint32_t MultiGetPlan::plan(std::span<const std::uint32_t> server_of,
                                  std::size_t max_part_bytes, std::size_t key_overhead) {
     const auto n = static_cast<std::uint32_t>(keys_.size());
-    // Counting sort of key indices by server keeps each server's keys in caller order.
+    // One pass: how many servers, how many keys and bytes each, and whether the keys already
+    // come grouped by server (always so with one server).
     std::uint32_t servers = 0;
-    for (auto s : server_of)
-        servers = std::max(servers, s + 1);
+    bool grouped = true;
+    for (std::uint32_t i = 0; i < n; ++i) {
+        grouped = grouped && (i == 0 || server_of[i] >= server_of[i - 1]);
+        servers = std::max(servers, server_of[i] + 1);
+    }
     std::pmr::vector<std::uint32_t> start(servers + 1, 0, &pool_);
-    for (auto s : server_of)
-        ++start[s + 1];
+    std::pmr::vector<std::size_t> bytes(servers, 0, &pool_);
+    for (std::uint32_t i = 0; i < n; ++i) {
+        ++start[server_of[i] + 1];
+        bytes[server_of[i]] += keys_[i].size() + 1 + key_overhead;
+    }
     for (std::uint32_t s = 0; s < servers; ++s)
         start[s + 1] += start[s];
-    part_index_.resize(n);
-    {
+
+    if (grouped) {
+        // The counting sort below would be the identity: the parts are runs of keys_ itself.
+        grouped_keys_ = keys_.data();
+    } else {
+        // Counting sort of key indices by server keeps each server's keys in caller order.
+        part_index_.resize(n);
         std::pmr::vector<std::uint32_t> fill(start.begin(), start.end() - 1, &pool_);
         for (std::uint32_t i = 0; i < n; ++i)
             part_index_[fill[server_of[i]]++] = i;
+        part_keys_.resize(n);
+        for (std::uint32_t j = 0; j < n; ++j)
+            part_keys_[j] = keys_[part_index_[j]];
+        grouped_keys_ = part_keys_.data();
     }
-    part_keys_.resize(n);
-    for (std::uint32_t j = 0; j < n; ++j)
-        part_keys_[j] = keys_[part_index_[j]];
 
-    // Cut each server's run into parts of at most max_part_bytes of keys: counted first, so
-    // that the part tables are sized once.
+    // Cut each server's run into parts of at most max_part_bytes of keys (a server whose keys
+    // fit is one part, without looking at its keys again): counted first, so that the part
+    // tables are sized once.
     auto cut = [&](auto&& part_starts_at) {
         for (std::uint32_t s = 0; s < servers; ++s) {
-            std::size_t bytes = 0;
+            if (start[s] == start[s + 1]) continue;
+            if (bytes[s] <= max_part_bytes) {
+                part_starts_at(start[s], s);
+                continue;
+            }
+            std::size_t run = 0;
             for (std::uint32_t j = start[s]; j < start[s + 1]; ++j) {
-                const std::size_t k = part_keys_[j].size() + 1 + key_overhead;
-                if (j == start[s] || bytes + k > max_part_bytes) {
+                const std::size_t k = grouped_keys_[j].size() + 1 + key_overhead;
+                if (j == start[s] || run + k > max_part_bytes) {
                     part_starts_at(j, s);
-                    bytes = 0;
+                    run = 0;
                 }
-                bytes += k;
+                run += k;
             }
         }
     };
@@ -77,26 +96,20 @@ std::uint32_t MultiGetPlan::plan(std::span<const std::uint32_t> server_of,
     return part_count();
 }
 
-std::uint32_t MultiGetPlan::locate(std::uint32_t part, std::uint32_t position,
-                                   std::string_view key) {
+std::uint32_t MultiGetPlan::find_in_part(std::uint32_t part, std::string_view key) {
     const std::uint32_t begin = part_begin_[part];
     const std::uint32_t size = part_begin_[part + 1] - begin;
-    if (position == Operation::unknown_position) {
-        // Replies come in request order (hits only), so scanning on from the last match finds
-        // the key in O(1) amortised; wrap around once for servers that reorder.
-        for (std::uint32_t step = 0; step < size; ++step) {
-            std::uint32_t p = cursor_[part] + step;
-            if (p >= size) p -= size;
-            if (part_keys_[begin + p] == key) {
-                position = p;
-                break;
-            }
+    // Not where the in-order fast path looked: scan on from there, wrapping around once, for
+    // servers (and proxies) that reorder.
+    std::uint32_t p = cursor_[part] >= size ? 0 : cursor_[part];
+    for (std::uint32_t step = 0; step < size; ++step) {
+        if (same_key(grouped_keys_[begin + p], key)) {
+            cursor_[part] = p + 1;
+            return key_index(begin + p);
         }
-        if (position == Operation::unknown_position) return no_key;  // not asked for
-        cursor_[part] = position + 1 == size ? 0 : position + 1;
+        if (++p == size) p = 0;
     }
-    if (position >= size) return no_key;
-    return part_index_[begin + position];
+    return no_key;  // not asked for
 }
 
 std::vector<std::error_code> MultiGetPlan::key_errors(std::error_code& ec) const {
@@ -115,7 +128,7 @@ std::vector<std::error_code> MultiGetPlan::key_errors(std::error_code& ec) const
     for (std::uint32_t p = 0; p < part_count(); ++p) {
         if (!part_error_[p]) continue;
         for (std::uint32_t j = part_begin_[p]; j < part_begin_[p + 1]; ++j)
-            errors[part_index_[j]] = part_error_[p];
+            errors[key_index(j)] = part_error_[p];
     }
     return errors;
 }

@@ -2,9 +2,11 @@
 // server, how replies are matched back to the caller's keys, and that a usual multi-get plans
 // without touching the heap.
 #include "folsom/detail/collectors.hpp"
+#include "folsom/error.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -68,34 +70,58 @@ struct Keys {
     std::vector<std::string_view> views;
 };
 
-/// Plans `keys` over `servers` servers (key i on server i % servers); checks that every key
-/// is in exactly one part, on its server, in the caller's order within the part, and that
-/// each part's replies (by key, in order, as ASCII servers send them) lead back to the key.
-void plan_and_check(const Keys& keys, std::uint32_t servers, std::size_t max_part_bytes) {
+/// Plans `keys` with key i on server `server_of(i)`; checks that every key is in exactly one
+/// part, on its server, in the caller's order within the part, and that each part's replies
+/// (by key, in order, as ASCII servers send them) lead back to the key.
+template <class ServerOf>
+void plan_and_check_by(const Keys& keys, std::size_t max_part_bytes, ServerOf server_of_key) {
     MultiGetPlan plan(keys.views);
     auto server_of = plan.scratch(keys.views.size());
-    for (std::size_t i = 0; i < server_of.size(); ++i)
-        server_of[i] = static_cast<std::uint32_t>(i % servers);
+    std::vector<bool> used;
+    for (std::size_t i = 0; i < server_of.size(); ++i) {
+        server_of[i] = server_of_key(i);
+        if (used.size() <= server_of[i]) used.resize(server_of[i] + 1);
+        used[server_of[i]] = true;
+    }
     const std::uint32_t parts = plan.plan(server_of, max_part_bytes);
-    ASSERT_GE(parts, keys.views.empty() ? 0u : servers);
+    ASSERT_GE(parts, static_cast<std::uint32_t>(std::count(used.begin(), used.end(), true)));
     std::vector<int> seen(keys.views.size(), 0);
     for (std::uint32_t p = 0; p < parts; ++p) {
         std::size_t last = 0;
         bool first = true;
+        std::size_t bytes = 0;
         for (auto k : plan.part_keys(p)) {
             const std::uint32_t i = plan.locate(p, Operation::unknown_position, k);
             ASSERT_NE(i, MultiGetPlan::no_key);
             EXPECT_EQ(keys.views[i], k);
-            EXPECT_EQ(i % servers, plan.part_server(p));
+            EXPECT_EQ(server_of_key(i), plan.part_server(p));
             EXPECT_TRUE(first || i > last) << "caller's order within a part";
             first = false;
             last = i;
             ++seen[i];
+            bytes += k.size() + 1;
         }
+        EXPECT_TRUE(plan.part_keys(p).size() == 1 || bytes <= max_part_bytes)
+            << "part " << p << " holds " << bytes << " bytes of keys";
         EXPECT_EQ(plan.locate(p, Operation::unknown_position, "never-asked"), MultiGetPlan::no_key);
     }
     for (int s : seen)
         EXPECT_EQ(s, 1);
+}
+
+/// Key i on server i % servers: every server's keys interleaved.
+void plan_and_check(const Keys& keys, std::uint32_t servers, std::size_t max_part_bytes) {
+    plan_and_check_by(keys, max_part_bytes,
+                      [servers](std::size_t i) { return static_cast<std::uint32_t>(i % servers); });
+}
+
+/// Plans `plan`'s keys with key i on server i % servers; returns the number of parts.
+std::uint32_t plan_interleaved(MultiGetPlan& plan, std::uint32_t servers,
+                               std::size_t max_part_bytes) {
+    auto server_of = plan.scratch(plan.keys().size());
+    for (std::size_t i = 0; i < server_of.size(); ++i)
+        server_of[i] = static_cast<std::uint32_t>(i % servers);
+    return plan.plan(server_of, max_part_bytes);
 }
 
 TEST(MultiGetPlan, GroupsKeysByServerAndMatchesRepliesBack) {
@@ -107,21 +133,98 @@ TEST(MultiGetPlan, GroupsKeysByServerAndMatchesRepliesBack) {
     plan_and_check(Keys(0), 1, 16 * 1024);
 }
 
+TEST(MultiGetPlan, KeysAlreadyGroupedByServerArePlannedInPlace) {
+    // One server, or keys that come sorted by server: the parts are runs of the caller's keys.
+    plan_and_check(Keys(100), 1, 16 * 1024);
+    plan_and_check(Keys(100), 1, 64);  // one server cut into many parts
+    plan_and_check(Keys(10000, 20), 1, 16 * 1024);
+    plan_and_check_by(Keys(100), 16 * 1024, [](std::size_t i) { return i < 40 ? 0u : 2u; });
+    plan_and_check_by(Keys(100), 64,
+                      [](std::size_t i) { return static_cast<std::uint32_t>(i / 10); });
+    // Sorted except for the last key.
+    plan_and_check_by(Keys(100), 16 * 1024, [](std::size_t i) { return i == 99 ? 0u : 1u; });
+}
+
+TEST(MultiGetPlan, RepliesInAnotherOrderStillFindTheirKeys) {
+    // A proxy may answer a part's keys in any order; a key it was not asked for matches nothing
+    // and does not lose the place of the others.
+    for (std::uint32_t servers : {1u, 2u}) {
+        const Keys keys(30);
+        MultiGetPlan plan(keys.views);
+        const std::uint32_t parts = plan_interleaved(plan, servers, 16 * 1024);
+        ASSERT_EQ(parts, servers);
+        for (std::uint32_t p = 0; p < parts; ++p) {
+            const auto part = plan.part_keys(p);
+            std::vector<std::size_t> order;  // 2, 0, 1, 5, 3, 4, ...: each triple rotated
+            for (std::size_t t = 0; t + 3 <= part.size(); t += 3)
+                order.insert(order.end(), {t + 2, t, t + 1});
+            for (std::size_t j : order) {
+                EXPECT_EQ(plan.locate(p, Operation::unknown_position, "stranger"),
+                          MultiGetPlan::no_key);
+                const std::uint32_t i = plan.locate(p, Operation::unknown_position, part[j]);
+                ASSERT_NE(i, MultiGetPlan::no_key);
+                EXPECT_EQ(keys.views[i], part[j]);
+            }
+            // A key asked for by another part is not this part's.
+            if (parts > 1) {
+                EXPECT_EQ(
+                    plan.locate(p, Operation::unknown_position, plan.part_keys((p + 1) % parts)[0]),
+                    MultiGetPlan::no_key);
+            }
+        }
+    }
+}
+
+TEST(MultiGetPlan, KnownPositionsAndKeyErrorsLeadToTheCallersKeys) {
+    // Binary and meta replies carry their position in the part; a failed part's error goes to
+    // exactly its keys, whether or not the plan had to regroup them.
+    for (std::uint32_t servers : {1u, 3u}) {
+        const Keys keys(12);
+        MultiGetPlan plan(keys.views);
+        const std::uint32_t parts = plan_interleaved(plan, servers, 16);  // two keys per part
+        ASSERT_GT(parts, servers);
+        for (std::uint32_t p = 0; p < parts; ++p) {
+            const auto part = plan.part_keys(p);
+            for (std::uint32_t pos = 0; pos < part.size(); ++pos)
+                EXPECT_EQ(keys.views[plan.locate(p, pos, "ignored")], part[pos]);
+            EXPECT_EQ(plan.locate(p, static_cast<std::uint32_t>(part.size()), "x"),
+                      MultiGetPlan::no_key);
+        }
+        const std::error_code failed = make_error_code(folsom::errc::timeout);
+        folsom::detail::Completion c;
+        c.ec = failed;
+        plan.on_complete(1, c);
+        for (std::uint32_t p = 0; p < parts; ++p)
+            if (p != 1) plan.on_complete(p, folsom::detail::Completion{});
+        std::error_code ec;
+        const auto errors = plan.key_errors(ec);
+        EXPECT_FALSE(ec) << "only one part failed";
+        ASSERT_EQ(errors.size(), keys.views.size());
+        std::size_t failed_keys = 0;
+        for (std::size_t i = 0; i < errors.size(); ++i) {
+            bool in_part_1 = false;
+            for (auto k : plan.part_keys(1))
+                in_part_1 = in_part_1 || k == keys.views[i];
+            EXPECT_EQ(errors[i], in_part_1 ? failed : std::error_code{}) << "key " << i;
+            failed_keys += in_part_1 ? 1 : 0;
+        }
+        EXPECT_EQ(failed_keys, plan.part_keys(1).size());
+    }
+}
+
 /// Plans 100 keys over 3 servers; returns the number of parts.
 std::uint32_t plan_hundred(const Keys& keys) {
     MultiGetPlan plan(keys.views);
-    auto server_of = plan.scratch(keys.views.size());
-    for (std::size_t i = 0; i < server_of.size(); ++i)
-        server_of[i] = static_cast<std::uint32_t>(i % 3);
-    return plan.plan(server_of, 16 * 1024);
+    return plan_interleaved(plan, 3, 16 * 1024);
 }
 
 TEST(MultiGetPlan, AHundredKeyPlanNeedsNoHeapInSteadyState) {
     const Keys keys(100, 8);  // "key:N" + 8 bytes: 13-15 bytes each
-    // The first plan on a thread takes its block from the heap; later ones reuse it.
+    // The first plan on a thread takes its block from the heap (unless an earlier test in
+    // this process left one in the thread's cache); later ones reuse it.
     const std::size_t first = heap_allocations();
     ASSERT_EQ(plan_hundred(keys), 3u);
-    EXPECT_EQ(heap_allocations() - first, 1u);
+    EXPECT_LE(heap_allocations() - first, 1u);
     const std::size_t before = heap_allocations();
     std::uint32_t parts = 0;
     for (int i = 0; i < 100; ++i)

@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory_resource>
 #include <optional>
 #include <span>
@@ -142,14 +143,27 @@ class MultiGetPlan {
     std::uint32_t part_server(std::uint32_t part) const noexcept { return part_server_[part]; }
     /// The keys of a part, in the order they are sent.
     std::span<const std::string_view> part_keys(std::uint32_t part) const noexcept {
-        return {part_keys_.data() + part_begin_[part], part_begin_[part + 1] - part_begin_[part]};
+        return {grouped_keys_ + part_begin_[part], part_begin_[part + 1] - part_begin_[part]};
     }
     std::span<const std::string_view> keys() const noexcept { return keys_; }
 
     /// The index (in the caller's key list) of the key a value of `part` answers: by
     /// `position` when the protocol gives it, else by the reply's key. no_key for a key the
     /// part did not ask for.
-    std::uint32_t locate(std::uint32_t part, std::uint32_t position, std::string_view key);
+    std::uint32_t locate(std::uint32_t part, std::uint32_t position, std::string_view key) {
+        const std::uint32_t begin = part_begin_[part];
+        const std::uint32_t size = part_begin_[part + 1] - begin;
+        if (position != Operation::unknown_position)
+            return position < size ? key_index(begin + position) : no_key;
+        // Text protocol: replies come in request order (hits only), so the key after the last
+        // match is nearly always the one; anything else is searched for out of line.
+        const std::uint32_t next = cursor_[part];
+        if (next < size && same_key(grouped_keys_[begin + next], key)) [[likely]] {
+            cursor_[part] = next + 1;
+            return key_index(begin + next);
+        }
+        return find_in_part(part, key);
+    }
 
     void on_stat(std::uint32_t, std::string_view, std::string_view) {}
     void on_complete(std::uint32_t part, const Completion& c) { part_error_[part] = c.ec; }
@@ -165,6 +179,33 @@ class MultiGetPlan {
     std::pmr::memory_resource* pool() noexcept { return &pool_; }
 
   private:
+    std::uint32_t find_in_part(std::uint32_t part, std::string_view key);
+    /// The caller's index of the key at grouped position j.
+    std::uint32_t key_index(std::uint32_t j) const noexcept {
+        return part_index_.empty() ? j : part_index_[j];
+    }
+    /// Key equality, inline for the few words a key is (memcmp is a call per reply).
+    static bool same_key(std::string_view a, std::string_view b) noexcept {
+        const std::size_t n = a.size();
+        if (n != b.size()) return false;
+        const char* x = a.data();
+        const char* y = b.data();
+        if (n < 8) {
+            for (std::size_t i = 0; i < n; ++i)
+                if (x[i] != y[i]) return false;
+            return true;
+        }
+        std::uint64_t u, v;
+        for (std::size_t i = 0; i + 8 < n; i += 8) {
+            std::memcpy(&u, x + i, 8);
+            std::memcpy(&v, y + i, 8);
+            if (u != v) return false;
+        }
+        std::memcpy(&u, x + n - 8, 8);  // the last (overlapping) eight bytes
+        std::memcpy(&v, y + n - 8, 8);
+        return u == v;
+    }
+
     // Every table is sized once and comes from a monotonic pool whose first block is an 8 KiB
     // block recycled per thread (see plan_memory.cpp): a multi-get of up to ~100 short keys
     // allocates nothing for its bookkeeping in steady state (it took 14 allocations per call),
@@ -180,10 +221,13 @@ class MultiGetPlan {
     Block block_;  // first member: released last, after every table
     std::pmr::monotonic_buffer_resource pool_{block_.bytes, plan_block_bytes};  // then the
                                                                                 // default resource
-    std::pmr::vector<std::string_view> keys_{&pool_};       // caller's order (own copies)
-    std::pmr::vector<std::string_view> part_keys_{&pool_};  // grouped by part
-    std::pmr::vector<std::uint32_t> part_index_{&pool_};    // part_keys_[j] is keys_[that]
-    std::pmr::vector<std::uint32_t> part_begin_{&pool_};    // part p: [begin[p], begin[p+1])
+    std::pmr::vector<std::string_view> keys_{&pool_};  // caller's order (own copies)
+    // The keys grouped by part: keys_ itself when the caller's keys already come grouped by
+    // server (one server, say), else part_keys_, with part_keys_[j] == keys_[part_index_[j]].
+    const std::string_view* grouped_keys_ = nullptr;
+    std::pmr::vector<std::string_view> part_keys_{&pool_};
+    std::pmr::vector<std::uint32_t> part_index_{&pool_};
+    std::pmr::vector<std::uint32_t> part_begin_{&pool_};  // part p: [begin[p], begin[p+1])
     std::pmr::vector<std::uint32_t> part_server_{&pool_};
     std::pmr::vector<std::uint32_t> cursor_{&pool_};  // per part: where the next reply matches
     std::pmr::vector<std::error_code> part_error_{&pool_};
