@@ -1,10 +1,11 @@
 // The request memory's caches (see folsom/detail/request_memory.hpp): a singly linked free
-// list per size in each thread, and a mutex-guarded depot of 32-block batches per size.
+// list per size in each thread, and a mutex-guarded depot of batches per size (32 blocks a
+// batch for the small sizes, 4 for the 8 KiB plan blocks).
 //
 // A thread's list that grows to two batches hands one batch to the depot; an empty one takes a
 // batch from it. So a thread that only frees (the I/O thread freeing requests made elsewhere)
-// and one that only allocates meet in the depot once per 32 blocks, and a thread that does
-// both (a pipeline run from completions) never touches the mutex.
+// and one that only allocates meet in the depot once per batch, and a thread that does both
+// (a pipeline run from completions) never touches the mutex.
 #include "folsom/detail/request_memory.hpp"
 
 #include <cstdint>
@@ -13,10 +14,20 @@
 namespace folsom::detail {
 namespace {
 
-constexpr std::size_t granule = 64;          // block sizes are multiples of this
-constexpr std::size_t size_classes = 16;     // 64 .. 1024 bytes
-constexpr std::uint32_t batch_size = 32;     // blocks moved to or from the depot at once
-constexpr std::uint32_t depot_batches = 64;  // per size: 2048 blocks at most
+constexpr std::size_t granule = 64;                 // small block sizes are multiples of this
+constexpr std::size_t small_classes = 16;           // 64 .. 1024 bytes
+constexpr std::size_t large_class = small_classes;  // exactly large_request_block bytes
+constexpr std::size_t size_classes = small_classes + 1;
+constexpr std::size_t no_class = size_classes;  // any other size: straight to the heap
+
+/// Blocks moved to or from the depot at once, and batches the depot keeps, per size: 2048
+/// blocks of each small size (2 MiB for the largest), 64 plan blocks (512 KiB).
+constexpr std::uint32_t batch_size(std::size_t c) noexcept {
+    return c < small_classes ? 32 : 4;
+}
+constexpr std::uint32_t depot_batches(std::size_t c) noexcept {
+    return c < small_classes ? 64 : 16;
+}
 
 /// A free block. The first block of a batch in the depot also links the next batch.
 struct Block {
@@ -26,7 +37,12 @@ struct Block {
 static_assert(sizeof(Block) <= granule);
 
 std::size_t class_of(std::size_t size) noexcept {
-    return (size - 1) / granule;  // size > 0
+    if (size <= small_classes * granule) return (size - 1) / granule;  // size > 0
+    return size == large_request_block ? large_class : no_class;
+}
+
+std::size_t block_bytes(std::size_t c) noexcept {
+    return c < small_classes ? (c + 1) * granule : large_request_block;
 }
 
 /// Detaches what follows the first `keep` blocks of the list at `head` (which holds more) and
@@ -50,7 +66,7 @@ void free_chain(Block* b) noexcept {
 
 class Depot {
   public:
-    /// A chain of batch_size blocks, or null.
+    /// A chain of batch_size(c) blocks, or null.
     Block* take(std::size_t c) noexcept {
         std::lock_guard lk(mu_);
         Block* b = batches_[c];
@@ -60,11 +76,11 @@ class Depot {
         }
         return b;
     }
-    /// Keeps a chain of batch_size blocks, or frees it when the depot holds enough.
+    /// Keeps a chain of batch_size(c) blocks, or frees it when the depot holds enough.
     void give(std::size_t c, Block* chain) noexcept {
         {
             std::lock_guard lk(mu_);
-            if (count_[c] < depot_batches) {
+            if (count_[c] < depot_batches(c)) {
                 chain->next_batch = batches_[c];
                 batches_[c] = chain;
                 ++count_[c];
@@ -117,10 +133,10 @@ ThreadCache::~ThreadCache() {
     t_cache_gone = true;
     for (std::size_t c = 0; c < size_classes; ++c) {
         // Whole batches to the depot; the rest, fewer than a batch, to the heap.
-        while (count[c] >= batch_size) {
+        while (count[c] >= batch_size(c)) {
             Block* batch = head[c];
-            head[c] = cut_after(batch, batch_size);
-            count[c] -= batch_size;
+            head[c] = cut_after(batch, batch_size(c));
+            count[c] -= batch_size(c);
             depot().give(c, batch);
         }
         free_chain(head[c]);
@@ -131,7 +147,7 @@ ThreadCache::~ThreadCache() {
 
 void* allocate_request_memory(std::size_t size) {
     const std::size_t c = class_of(size);
-    if (c >= size_classes) return ::operator new(size);
+    if (c == no_class) return ::operator new(size);
     if (ThreadCache* t = thread_cache()) {
         if (Block* b = t->head[c]) {
             t->head[c] = b->next;
@@ -140,16 +156,16 @@ void* allocate_request_memory(std::size_t size) {
         }
         if (Block* b = depot().take(c)) {
             t->head[c] = b->next;
-            t->count[c] = batch_size - 1;
+            t->count[c] = batch_size(c) - 1;
             return b;
         }
     }
-    return ::operator new((c + 1) * granule);
+    return ::operator new(block_bytes(c));
 }
 
 void deallocate_request_memory(void* p, std::size_t size) noexcept {
     const std::size_t c = class_of(size);
-    if (c >= size_classes) {
+    if (c == no_class) {
         ::operator delete(p);
         return;
     }
@@ -161,11 +177,11 @@ void deallocate_request_memory(void* p, std::size_t size) noexcept {
     auto* b = static_cast<Block*>(p);
     b->next = t->head[c];
     t->head[c] = b;
-    if (++t->count[c] < 2 * batch_size) return;
+    if (++t->count[c] < 2 * batch_size(c)) return;
     // Two batches here: the older one (at the back of the list) goes to the depot, so the
     // blocks most recently touched stay in this thread.
-    Block* batch = cut_after(t->head[c], batch_size);
-    t->count[c] = batch_size;
+    Block* batch = cut_after(t->head[c], batch_size(c));
+    t->count[c] = batch_size(c);
     depot().give(c, batch);
 }
 

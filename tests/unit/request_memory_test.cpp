@@ -20,6 +20,7 @@ namespace {
 
 using folsom::detail::allocate_request_memory;
 using folsom::detail::deallocate_request_memory;
+using folsom::detail::large_request_block;
 using folsom::detail::RequestAllocator;
 
 using folsom::test::heap_allocations;
@@ -88,12 +89,45 @@ TEST(RequestMemory, AThreadsCacheGoesToTheDepotWhenItExits) {
     give_back(blocks, size);
 }
 
-TEST(RequestMemory, LargeBlocksComeFromTheHeap) {
+TEST(RequestMemory, OtherLargeBlocksComeFromTheHeap) {
+    for (std::size_t size : {std::size_t{1025}, std::size_t{4096}, large_request_block + 1}) {
+        const std::size_t before = heap_allocations();
+        void* p = allocate_request_memory(size);
+        std::memset(p, 0, size);
+        EXPECT_EQ(heap_allocations() - before, 1u) << size;
+        deallocate_request_memory(p, size);
+        void* q = allocate_request_memory(size);  // nothing was kept
+        EXPECT_EQ(heap_allocations() - before, 2u) << size;
+        deallocate_request_memory(q, size);
+    }
+}
+
+TEST(RequestMemory, PlanBlocksCrossThreadsThroughTheDepot) {
+    // The 8 KiB blocks of multi-get plans: made on this thread, freed on another, in batches
+    // of four.
+    constexpr std::size_t size = large_request_block;
+    constexpr std::size_t n = 40;
+    auto free_elsewhere = [&](const std::vector<void*>& blocks) {
+        std::thread([&] { give_back(blocks, size); }).join();
+    };
+    free_elsewhere(take(n, size));
     const std::size_t before = heap_allocations();
-    void* p = allocate_request_memory(4096);
-    std::memset(p, 0, 4096);
-    EXPECT_EQ(heap_allocations() - before, 1u);
-    deallocate_request_memory(p, 4096);
+    for (int round = 0; round < 4; ++round)
+        free_elsewhere(take(n, size));
+    EXPECT_LT(heap_allocations() - before, 4u * 16);  // without the depot: 160 more
+}
+
+TEST(RequestMemory, FewPlanBlocksAreKept) {
+    // The depot keeps 64 plan blocks and a thread fewer than 8, so a thousand freed at once
+    // leave at most 72 to serve the next thousand.
+    constexpr std::size_t size = large_request_block;
+    give_back(take(1000, size), size);
+    const std::size_t before = heap_allocations();
+    std::vector<void*> again = take(1000, size);
+    const std::size_t from_heap = heap_allocations() - before - 1;  // less the vector
+    EXPECT_GE(from_heap, 1000u - 72);
+    EXPECT_LE(from_heap, 1000u - 64);
+    give_back(again, size);
 }
 
 TEST(RequestMemory, WhatIsKeptIsBounded) {

@@ -9,6 +9,7 @@
 #pragma once
 
 #include "folsom/detail/operation.hpp"
+#include "folsom/detail/request_memory.hpp"
 #include "folsom/meta.hpp"
 #include "folsom/results.hpp"
 #include "folsom/status.hpp"
@@ -108,13 +109,6 @@ class CounterCollector {
     std::optional<std::uint64_t> value_;
 };
 
-/// The first block of every multi-get plan's memory: taken from and given back to a small
-/// per-thread cache (at most a few blocks per thread), so that steady-state multi-gets reuse
-/// them instead of calling malloc.
-inline constexpr std::size_t plan_block_bytes = 8 * 1024;
-std::byte* take_plan_block();
-void give_plan_block(std::byte* block) noexcept;
-
 /// The key bookkeeping of a multi-get: the caller's keys grouped into parts (one or more per
 /// server), and each reply matched back to the key it answers. Shared by the owning and the
 /// view multi-get collectors.
@@ -207,20 +201,20 @@ class MultiGetPlan {
     }
 
     // Every table is sized once and comes from a monotonic pool whose first block is an 8 KiB
-    // block recycled per thread (see plan_memory.cpp): a multi-get of up to ~100 short keys
-    // allocates nothing for its bookkeeping in steady state (it took 14 allocations per call),
-    // and a larger one a few blocks more. (Not inside the operation: Asio recycles only blocks
-    // of up to ~1 KiB, and a fresh 8 KiB malloc per call cost more than it saved.)
+    // block of the request memory (request_memory.hpp), recycled per thread and across
+    // threads: a multi-get of up to ~100 short keys allocates nothing for its bookkeeping in
+    // steady state, also when made on one thread and completed on another (it took 14
+    // allocations per call), and a larger one a few blocks more.
     struct Block {
-        Block() : bytes(take_plan_block()) {}
-        ~Block() { give_plan_block(bytes); }
+        Block() : bytes(static_cast<std::byte*>(allocate_request_memory(large_request_block))) {}
+        ~Block() { deallocate_request_memory(bytes, large_request_block); }
         Block(const Block&) = delete;
         Block& operator=(const Block&) = delete;
         std::byte* bytes;
     };
     Block block_;  // first member: released last, after every table
-    std::pmr::monotonic_buffer_resource pool_{block_.bytes, plan_block_bytes};  // then the
-                                                                                // default resource
+    // Beyond the first block, the pool grows from the default resource.
+    std::pmr::monotonic_buffer_resource pool_{block_.bytes, large_request_block};
     std::pmr::vector<std::string_view> keys_{&pool_};  // caller's order (own copies)
     // The keys grouped by part: keys_ itself when the caller's keys already come grouped by
     // server (one server, say), else part_keys_, with part_keys_[j] == keys_[part_index_[j]].
