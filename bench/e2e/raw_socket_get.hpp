@@ -33,6 +33,7 @@ class RawSocketGet {
     std::size_t hit_bytes(std::string_view key) const noexcept;
 
     const KeySet& keys_;
+    std::size_t hit_bytes_but_key_;
     int fd_ = -1;
     std::uint64_t next_ = 0;
     std::string request_;  // reused, so no case allocates while timed
