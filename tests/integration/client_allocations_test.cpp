@@ -34,6 +34,11 @@ class ClientAllocations : public ::testing::Test {
   protected:
     static constexpr int keys = 1000;
     static constexpr int rounds = 5;
+    /// What the measured bursts may allocate that is not a request's: each burst's own three
+    /// (its promise, the promise's state, the post to the issuer thread), and a few incidental
+    /// ones that do not grow with the requests (a health-timer tick, a buffer or queue reaching
+    /// a new peak), which a slow run (ASan on a loaded CI host) met 4 times in one of six runs.
+    static constexpr std::size_t burst_overhead = 3u * rounds + 10;
     static constexpr std::size_t keys_per_multi_get = 50;
 
     ClientAllocations() {
@@ -152,25 +157,24 @@ class ClientAllocations : public ::testing::Test {
 
 TEST_F(ClientAllocations, ViewGetsMadeOnOneThreadAndFreedOnAnotherAllocateNothingOnceWarm) {
     // Before the request memory every get took two from the heap (its operation and its retry
-    // shim). Now none: what is left are each burst's own three (its promise and the promise's
-    // state, and the post to the issuer thread).
-    EXPECT_LE(heap_allocations_of_get_bursts(false), 3u * rounds);
+    // shim): 10,000 in five bursts. Now none: what is left is the bursts' own.
+    EXPECT_LE(heap_allocations_of_get_bursts(false), burst_overhead);
 }
 
 TEST_F(ClientAllocations, OwningGetsMadeOnOneThreadAndFreedOnAnotherAllocateOnlyTheirValues) {
     // One per get: its Value's bytes (before the request memory, three).
-    EXPECT_LE(heap_allocations_of_get_bursts(true), std::size_t{rounds} * keys + 3u * rounds);
+    EXPECT_LE(heap_allocations_of_get_bursts(true), std::size_t{rounds} * keys + burst_overhead);
 }
 
 TEST_F(ClientAllocations, ViewMultiGetsMadeOnOneThreadAndFreedOnAnotherAllocateNothingOnceWarm) {
     // Each multi-get's bookkeeping (its keys, their parts) lives in an 8 KiB block of the
     // request memory. Before, those blocks were cached per thread only, so a multi-get made on
-    // one thread and freed on another took its block from the heap: 20 per burst. Now only
-    // the burst's own three.
+    // one thread and freed on another took its block from the heap: 20 per burst, 115 in all.
+    // Now only the bursts' own.
     EXPECT_LE(heap_allocations_of_bursts([&](asio::io_context& io, folsom::Client& client) {
                   return multi_get_burst(io, client);
               }),
-              3u * rounds);
+              burst_overhead);
 }
 
 TEST_F(ClientAllocations, APipelineRunFromCompletionsAllocatesNothingPerViewGet) {
