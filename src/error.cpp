@@ -47,6 +47,9 @@ class FolsomCategory final : public std::error_category {
                 return "stored value could not be decoded (corrupt, oversized or wrong type)";
             case errc::fill_failed:
                 return "the fill function of a cache recipe failed";
+            case errc::no_sasl_mechanism:
+                return "the server offers no SASL PLAIN mechanism (on its host, install "
+                       "libsasl2-modules)";
         }
         return "unknown folsom error";
     }

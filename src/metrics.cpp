@@ -76,6 +76,8 @@ std::string_view error_label(std::error_code ec) noexcept {
             return "decode_failed";
         case errc::fill_failed:
             return "fill_failed";
+        case errc::no_sasl_mechanism:
+            return "no_sasl_mechanism";
     }
     return "other";
 }

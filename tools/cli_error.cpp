@@ -56,6 +56,10 @@ std::string describe(std::error_code ec, const ErrorContext& ctx) {
             return at(
                 "authentication failed (the server refused the SASL login; check --username "
                 "and $MEMCACHED_PASSWORD)");
+        case errc::no_sasl_mechanism:
+            return at(
+                "the server offers no SASL PLAIN mechanism: its Cyrus SASL plugins are missing "
+                "(on the server's host, install libsasl2-modules and restart memcached)");
         case errc::unsupported:
             // The command line asks nothing protocol-specific of the server but the login.
             if (ctx.sasl)

@@ -40,6 +40,8 @@ enum class errc {
                         ///< corrupt compressed data, a decompressed size over the cap (a
                         ///< decompression bomb), or a transcoder refusing the bytes or flags
     fill_failed,        ///< a cache recipe's fill function threw (cache_recipes.hpp)
+    no_sasl_mechanism,  ///< the server offers no SASL mechanism the client speaks (PLAIN); a
+                        ///< memcached -S without Cyrus' plugins (Debian: libsasl2-modules)
 };
 
 /// The "folsom" error category.

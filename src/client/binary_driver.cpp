@@ -8,6 +8,10 @@ namespace folsom::detail {
 namespace {
 
 namespace bin = protocol::binary;
+
+// The handshake's SASL_LIST_MECHS; its SASL_AUTH goes with opaque 0. No request precedes the
+// handshake, so neither can be mistaken for a request's reply.
+constexpr std::uint32_t handshake_mechanisms_opaque = 1;
 using bin::Opcode;
 using bin::ResponseStatus;
 
@@ -158,6 +162,7 @@ BinaryDriver::BinaryDriver(const Options& options)
 void BinaryDriver::reset() noexcept {
     decoder_.reset();
     multi_error_ = {};
+    awaiting_mechanisms_ = false;
 }
 
 std::error_code BinaryDriver::encode(const Request& r, protocol::OutputBuffer& out,
@@ -356,26 +361,72 @@ bool BinaryDriver::deliver(const bin::Response& r, net::CommandQueue& inflight) 
 
 bool BinaryDriver::handshake_request(protocol::OutputBuffer& out) {
     if (!sasl_) return false;
-    // Validated in the constructor, so this cannot fail.
+    // SASL_LIST_MECHS goes out with SASL_AUTH in one write, so asking costs no round trip.
+    // Its answer is what tells "the server has no PLAIN mechanism" (memcached without the
+    // Cyrus plugins, Debian's libsasl2-modules, fails every login with a bare "Auth failure")
+    // apart from a refused password. Validated in the constructor, so this cannot fail.
+    (void)bin::encode_sasl_list_mechs(out, handshake_mechanisms_opaque);
     (void)bin::encode_sasl_auth_plain(out, sasl_->username, sasl_->password, 0, limits_);
+    awaiting_mechanisms_ = true;
     return true;
 }
+
+namespace {
+
+/// True when the space-separated mechanism list names PLAIN.
+bool offers_plain(std::string_view list) {
+    while (!list.empty()) {
+        const auto space = list.find(' ');
+        if (list.substr(0, space) == "PLAIN") return true;
+        if (space == std::string_view::npos) break;
+        list.remove_prefix(space + 1);
+    }
+    return false;
+}
+
+}  // namespace
 
 ProtocolDriver::HandshakeStep BinaryDriver::handshake_reply(std::string_view input,
                                                             protocol::OutputBuffer& /*out*/) {
     HandshakeStep step;
     bin::Response r;
-    const auto res = decoder_.parse(input, r);
-    if (res.state == bin::ParseState::need_more) {
-        step.needed = res.needed;
-        return step;
+    for (;;) {
+        const auto res = decoder_.parse(input.substr(step.consumed), r);
+        if (res.state == bin::ParseState::need_more) {
+            step.needed = res.needed;
+            return step;
+        }
+        if (res.state == bin::ParseState::error) {
+            step.ec = errc::protocol_error;
+            step.message = decoder_.error().message();
+            return step;
+        }
+        step.consumed += res.consumed;
+        if (!awaiting_mechanisms_) break;
+        awaiting_mechanisms_ = false;
+        if (r.opcode != Opcode::sasl_list_mechs || r.opaque != handshake_mechanisms_opaque) {
+            step.ec = errc::protocol_error;
+            step.message = "handshake reply does not answer SASL_LIST_MECHS";
+            return step;
+        }
+        if (r.status == ResponseStatus::unknown_command ||
+            r.status == ResponseStatus::not_supported) {
+            step.ec = errc::unsupported;
+            step.message = "the server does not do SASL (start it with -S)";
+            return step;
+        }
+        // memcached answers the list with an auth error when no mechanism plugin loaded.
+        if (r.status != ResponseStatus::no_error || !offers_plain(r.value)) {
+            step.ec = errc::no_sasl_mechanism;
+            step.message = r.status == ResponseStatus::no_error
+                               ? "the server offers no PLAIN mechanism (it lists \"" +
+                                     std::string(r.value) + "\")"
+                               : "the server offers no SASL mechanism at all (SASL_LIST_MECHS: " +
+                                     std::string(bin::to_string(r.status)) + ")";
+            step.message += "; install libsasl2-modules on the server's host";
+            return step;
+        }
     }
-    if (res.state == bin::ParseState::error) {
-        step.ec = errc::protocol_error;
-        step.message = decoder_.error().message();
-        return step;
-    }
-    step.consumed = res.consumed;
     if (r.opcode != Opcode::sasl_auth || r.opaque != 0) {
         step.ec = errc::protocol_error;
         step.message = "handshake reply does not answer SASL_AUTH";

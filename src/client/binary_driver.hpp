@@ -58,6 +58,8 @@ class BinaryDriver final : public ProtocolDriver {
     std::size_t scatter_threshold_;
     std::optional<SaslCredentials> sasl_;
     std::uint32_t next_opaque_ = 0;  // wraps; matching uses unsigned differences
+    // Handshake: the SASL_LIST_MECHS reply is still to come (it precedes SASL_AUTH's).
+    bool awaiting_mechanisms_ = false;
 
     // Decoder side: used on the connection's strand.
     protocol::binary::Decoder decoder_;

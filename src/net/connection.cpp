@@ -661,7 +661,8 @@ void Connection::fail(std::error_code ec, const std::string& /*why*/) {
         if (!closed) state_.store(ConnectionState::backoff, std::memory_order_release);
         // Refusals say the same on every connect: a bad certificate, bad credentials, or a
         // server without SASL (the login is an unknown command to it: errc::unsupported).
-        if (ec == errc::tls_error || ec == errc::auth_failed || ec == errc::unsupported)
+        if (ec == errc::tls_error || ec == errc::auth_failed || ec == errc::unsupported ||
+            ec == errc::no_sasl_mechanism)
             refusal_ = ec;
         dropped.splice_back(pending_);
         pending_out_.clear();

@@ -634,6 +634,7 @@ class CliSasl : public ::testing::Test {
         if (!folsom::test::SaslDatabase::available()) return;
         db_ = new folsom::test::SaslDatabase(sasl_user, sasl_password);
         server_ = new MemcachedServer({"-S"});
+        missing_plain_ = folsom::test::SaslDatabase::missing_plain(server_->port());
     }
     static void TearDownTestSuite() {
         delete server_;
@@ -643,6 +644,8 @@ class CliSasl : public ::testing::Test {
     }
     void SetUp() override {
         if (!server_) GTEST_SKIP() << "saslpasswd2 (Debian package sasl2-bin) is not installed";
+        // Without the PLAIN plugin every login would fail like a wrong password: say why.
+        if (!missing_plain_.empty()) FAIL() << missing_plain_;
     }
 
     /// `folsom --servers <the -S server> --username folsom ARGS`, with $MEMCACHED_PASSWORD
@@ -656,6 +659,7 @@ class CliSasl : public ::testing::Test {
 
     static inline folsom::test::SaslDatabase* db_ = nullptr;
     static inline MemcachedServer* server_ = nullptr;
+    static inline std::string missing_plain_;
 };
 
 TEST_F(CliSasl, TheRightPasswordFromTheEnvironmentWorks) {
@@ -701,6 +705,27 @@ TEST_F(CliSasl, AServerWithoutSaslIsNamedAsSuch) {
     const auto r = run({"--servers", plain.address(), "--username", sasl_user, "get", "k"}, {},
                        nullptr, {std::string("MEMCACHED_PASSWORD=") + sasl_password});
     EXPECT_ONE_ERROR_LINE(r, "does not support SASL");
+}
+
+TEST_F(CliSasl, AServerWithoutThePlainMechanismNamesTheMissingPackage) {
+    // A memcached -S whose host lacks libsasl2-modules: it refuses every login with the same
+    // bare "Auth failure." a wrong password gets, so the client must tell the cause from the
+    // mechanism list, not from the refusal.
+    folsom::test::NoSaslPlugins no_plugins;
+    MemcachedServer bare({"-S"});
+    EXPECT_NE(folsom::test::SaslDatabase::missing_plain(bare.port()), "");
+    for (const char* command : {"get", "bench"}) {
+        std::vector<std::string> args = {"--servers", bare.address(), "--username", sasl_user,
+                                         command};
+        if (std::string(command) == "get")
+            args.push_back("k");
+        else
+            args.insert(args.end(), {"--requests", "10"});
+        const auto r = run(args, {}, nullptr, {std::string("MEMCACHED_PASSWORD=") + sasl_password});
+        EXPECT_ONE_ERROR_LINE(r, "no SASL PLAIN mechanism");
+        EXPECT_NE(r.err.find("install libsasl2-modules"), std::string::npos) << r.err;
+        EXPECT_EQ(r.err.find("authentication failed"), std::string::npos) << r.err;
+    }
 }
 
 TEST_F(CliSasl, ATextProtocolIsRefused) {
@@ -805,6 +830,12 @@ TEST_F(CliTls, LoginOverTls) {
     if (!folsom::test::SaslDatabase::available())
         GTEST_SKIP() << "saslpasswd2 (Debian package sasl2-bin) is not installed";
     folsom::test::SaslDatabase db(sasl_user, sasl_password);
+    {
+        // The TLS port speaks only TLS: ask a plain -S server of the same host for PLAIN.
+        MemcachedServer probe({"-S"});
+        const std::string missing = folsom::test::SaslDatabase::missing_plain(probe.port());
+        if (!missing.empty()) FAIL() << missing;
+    }
     auto args = files_->memcached_args();
     args.insert(args.begin(), "-S");
     MemcachedServer both(args);

@@ -30,6 +30,7 @@ class Sasl : public ::testing::Test {
         if (!folsom::test::SaslDatabase::available()) return;
         db_ = new folsom::test::SaslDatabase(user, password);
         server_ = new folsom::test::MemcachedServer({"-S"});
+        missing_plain_ = folsom::test::SaslDatabase::missing_plain(server_->port());
     }
     static void TearDownTestSuite() {
         delete server_;
@@ -39,6 +40,8 @@ class Sasl : public ::testing::Test {
     }
     void SetUp() override {
         if (!server_) GTEST_SKIP() << "saslpasswd2 (Debian package sasl2-bin) is not installed";
+        // Without the PLAIN plugin every login would fail like a wrong password: say why.
+        if (!missing_plain_.empty()) FAIL() << missing_plain_;
     }
 
     static folsom::Options options(std::string pass) {
@@ -60,6 +63,7 @@ class Sasl : public ::testing::Test {
 
     static inline folsom::test::SaslDatabase* db_ = nullptr;
     static inline folsom::test::MemcachedServer* server_ = nullptr;
+    static inline std::string missing_plain_;
 };
 
 TEST_F(Sasl, TheRightPasswordLogsInAndEverythingWorks) {
@@ -147,6 +151,39 @@ TEST_F(Sasl, WaitConnectedReportsAWrongPasswordAsAuthFailed) {
         EXPECT_EQ(e.code(), errc::auth_failed);
     }
     EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);  // not the 10 s timeout
+    client.shutdown();
+    io.stop();
+    runner.join();
+}
+
+// memcached -S on a host without libsasl2-modules refuses every login with the "Auth failure."
+// a wrong password gets. The client tells the two apart by the mechanism list it asks for in
+// the same write, and says what to install.
+TEST_F(Sasl, AServerWithoutThePlainMechanismIsNamedNotMistakenForAWrongPassword) {
+    folsom::test::NoSaslPlugins no_plugins;
+    folsom::test::MemcachedServer bare({"-S"});
+    EXPECT_NE(folsom::test::SaslDatabase::missing_plain(bare.port()).find("libsasl2-modules"),
+              std::string::npos);
+    folsom::Options o = options(password);
+    o.servers = {bare.address()};
+    asio::io_context io;
+    auto client = folsom::Client::connect(io, o);
+    auto first = client.get("k", asio::use_future);
+    auto ready = client.wait_connected(10s, asio::use_future);
+    std::thread runner([&] { io.run_for(5s); });
+    try {
+        ready.get();
+        ADD_FAILURE() << "connected to a server without PLAIN";
+    } catch (const std::system_error& e) {
+        EXPECT_EQ(e.code(), errc::no_sasl_mechanism) << e.code().message();
+        EXPECT_NE(e.code().message().find("libsasl2-modules"), std::string::npos);
+    }
+    try {
+        first.get();
+        ADD_FAILURE() << "a get succeeded on a server without PLAIN";
+    } catch (const std::system_error& e) {
+        EXPECT_EQ(e.code(), errc::no_sasl_mechanism) << e.code().message();
+    }
     client.shutdown();
     io.stop();
     runner.join();

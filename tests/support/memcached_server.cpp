@@ -1,19 +1,18 @@
 #include "support/memcached_server.hpp"
 
 #include <arpa/inet.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/prctl.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdexcept>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <thread>
+#include <unistd.h>
 
 namespace folsom::test {
 namespace {
@@ -184,6 +183,34 @@ std::string raw_request(std::uint16_t port, const std::string& command,
         ssize_t n = ::recv(fd, buf, sizeof buf, 0);
         if (n <= 0) break;
         reply.append(buf, static_cast<std::size_t>(n));
+    }
+    ::close(fd);
+    return reply;
+}
+
+std::string raw_binary_request(std::uint16_t port, const std::string& packet) {
+    int fd = connect_loopback(port);
+    if (fd < 0) throw std::runtime_error("raw_binary_request: cannot connect");
+    if (::send(fd, packet.data(), packet.size(), MSG_NOSIGNAL) !=
+        static_cast<ssize_t>(packet.size())) {
+        ::close(fd);
+        throw std::runtime_error("raw_binary_request: send failed");
+    }
+    std::string reply;
+    std::size_t want = 24;  // the header; then the body length it carries
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    char buf[4096];
+    while (reply.size() < want && std::chrono::steady_clock::now() < deadline) {
+        pollfd p{fd, POLLIN, 0};
+        if (::poll(&p, 1, 100) <= 0) continue;
+        ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+        if (n <= 0) break;
+        reply.append(buf, static_cast<std::size_t>(n));
+        if (reply.size() >= 24 && want == 24) {
+            const auto* h = reinterpret_cast<const unsigned char*>(reply.data());
+            want = 24 + ((std::size_t{h[8]} << 24) | (std::size_t{h[9]} << 16) |
+                         (std::size_t{h[10]} << 8) | h[11]);
+        }
     }
     ::close(fd);
     return reply;

@@ -54,6 +54,10 @@ class MemcachedServer {
 std::string raw_request(std::uint16_t port, const std::string& command,
                         const std::string& terminator = "\r\n");
 
+/// Sends one binary-protocol packet on a fresh blocking loopback connection and returns the
+/// first whole reply packet (24-byte header and body), or what arrived within 5 s.
+std::string raw_binary_request(std::uint16_t port, const std::string& packet);
+
 /// Parses "STAT name value" lines of a `stats` reply; returns the value of `name` or -1.
 long long stat_value(const std::string& stats_reply, const std::string& name);
 

@@ -633,25 +633,36 @@ TEST(BinaryDriver, SaslPlainHandshake) {
     detail::BinaryDriver d(sasl_options("user", "secret"));
     protocol::OutputBuffer out;
     ASSERT_TRUE(d.handshake_request(out));
+    // The mechanism list is asked in the same write, so a server without PLAIN is told apart
+    // from a refused password at no extra round trip.
     const auto sent = parse_requests(out.contiguous());
-    ASSERT_EQ(sent.size(), 1u);
-    EXPECT_EQ(sent[0].opcode, Opcode::sasl_auth);
-    EXPECT_EQ(sent[0].key, "PLAIN");
-    EXPECT_EQ(sent[0].value, std::string("\0user\0secret", 12));
+    ASSERT_EQ(sent.size(), 2u);
+    EXPECT_EQ(sent[0].opcode, Opcode::sasl_list_mechs);
+    EXPECT_EQ(sent[1].opcode, Opcode::sasl_auth);
+    EXPECT_EQ(sent[1].key, "PLAIN");
+    EXPECT_EQ(sent[1].value, std::string("\0user\0secret", 12));
 
-    const std::string success = ok(Opcode::sasl_auth, 0, "Authenticated");
-    // Byte by byte: needs more until the whole packet is there.
-    for (std::size_t n = 0; n < success.size(); ++n) {
-        auto step = d.handshake_reply(std::string_view(success).substr(0, n), out);
-        EXPECT_FALSE(step.ec);
-        EXPECT_FALSE(step.done);
-        EXPECT_EQ(step.consumed, 0u);
+    const std::string success = ok(Opcode::sasl_list_mechs, sent[0].opaque, "CRAM-MD5 PLAIN") +
+                                ok(Opcode::sasl_auth, 0, "Authenticated");
+    // Byte by byte, as a connection feeds it (consumed bytes leave the buffer): needs more
+    // until both packets are there, and consumes each whole packet once.
+    std::string buffered;
+    std::size_t consumed = 0;
+    for (std::size_t n = 0; n + 1 < success.size(); ++n) {
+        buffered += success[n];
+        auto step = d.handshake_reply(buffered, out);
+        EXPECT_FALSE(step.ec) << n;
+        EXPECT_FALSE(step.done) << n;
         EXPECT_GT(step.needed, 0u);
+        buffered.erase(0, step.consumed);
+        consumed += step.consumed;
     }
-    auto step = d.handshake_reply(success, out);
+    EXPECT_EQ(consumed, success.size() - ok(Opcode::sasl_auth, 0, "Authenticated").size());
+    buffered += success.back();
+    auto step = d.handshake_reply(buffered, out);
     EXPECT_FALSE(step.ec);
     EXPECT_TRUE(step.done);
-    EXPECT_EQ(step.consumed, success.size());
+    EXPECT_EQ(consumed + step.consumed, success.size());
 }
 
 TEST(BinaryDriver, SaslRefusals) {
@@ -659,13 +670,26 @@ TEST(BinaryDriver, SaslRefusals) {
         std::string bytes;
         errc expected;
     };
+    const std::string mechs = ok(Opcode::sasl_list_mechs, 1, "PLAIN");
     const Case cases[] = {
-        {status_only(Opcode::sasl_auth, ResponseStatus::auth_error, 0, "Auth failure"),
+        {mechs + status_only(Opcode::sasl_auth, ResponseStatus::auth_error, 0, "Auth failure"),
          errc::auth_failed},
-        {status_only(Opcode::sasl_auth, ResponseStatus::auth_continue, 0), errc::auth_failed},
-        {status_only(Opcode::sasl_auth, ResponseStatus::unknown_command, 0), errc::unsupported},
-        {ok(Opcode::noop, 0), errc::protocol_error},
+        {mechs + status_only(Opcode::sasl_auth, ResponseStatus::auth_continue, 0),
+         errc::auth_failed},
+        {mechs + status_only(Opcode::sasl_auth, ResponseStatus::unknown_command, 0),
+         errc::unsupported},
+        {mechs + ok(Opcode::noop, 0), errc::protocol_error},
         {"ERROR\r\n", errc::protocol_error},
+        {ok(Opcode::noop, 1), errc::protocol_error},
+        // A server that has no SASL at all refuses the list as an unknown command.
+        {status_only(Opcode::sasl_list_mechs, ResponseStatus::unknown_command, 1),
+         errc::unsupported},
+        // memcached -S without Cyrus' plugins (libsasl2-modules) refuses even the list.
+        {status_only(Opcode::sasl_list_mechs, ResponseStatus::auth_error, 1, "Auth failure.") +
+             status_only(Opcode::sasl_auth, ResponseStatus::auth_error, 0, "Auth failure."),
+         errc::no_sasl_mechanism},
+        // A list without PLAIN ("PLAINX" is not PLAIN).
+        {ok(Opcode::sasl_list_mechs, 1, "CRAM-MD5 PLAINX"), errc::no_sasl_mechanism},
     };
     for (const Case& c : cases) {
         detail::BinaryDriver d(sasl_options("user", "wrong"));
