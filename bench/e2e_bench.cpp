@@ -278,6 +278,10 @@ int main(int argc, char** argv) try {
          [&](std::uint64_t n) { return lm->set_buffered(n, window, false); }},
         {"set.pipe.libmemcached_noreply", "as above + NOREPLY", 20000,
          [&](std::uint64_t n) { return lm->set_buffered(n, window, true); }},
+        {"set.pipe.folsom_quiet", "folsom quiet set (noreply), 1000 in flight", 20000,
+         [&](std::uint64_t n) { return fo->set_quiet(n, window); }},
+        {"setmulti100.folsom", "folsom set_multi, 100 keys", 500,
+         [&](std::uint64_t n) { return fo->set_multi(n, 100); }},
     };
     // The protocol table's shapes over the other protocols (ids: <shape>.<client>.<protocol>).
     for (auto& [proto, f] : {std::pair{"binary", fo_bin.get()}, std::pair{"meta", fo_meta.get()}}) {
@@ -293,6 +297,11 @@ int main(int argc, char** argv) try {
                             [c](std::uint64_t n) { return c->set(n, 1); }});
         variants.push_back({"set.pipe.folsom." + p, "folsom set over " + p + ", 1000 in flight",
                             20000, [c](std::uint64_t n) { return c->set(n, window); }});
+        variants.push_back({"set.pipe.folsom_quiet." + p,
+                            "folsom quiet set over " + p + " (true outcomes), 1000 in flight",
+                            20000, [c](std::uint64_t n) { return c->set_quiet(n, window); }});
+        variants.push_back({"setmulti100.folsom." + p, "folsom set_multi over " + p + ", 100 keys",
+                            500, [c](std::uint64_t n) { return c->set_multi(n, 100); }});
     }
     {
         fb::LibmemcachedCases* c = lm_bin.get();
@@ -379,6 +388,19 @@ int main(int argc, char** argv) try {
             "libmemcached BUFFER_REQUESTS"),
         row("pipelined set vs noreply", "set.pipe.folsom", {"set.pipe.libmemcached_noreply"},
             "libmemcached BUFFER+NOREPLY"),
+        row("quiet pipelined set (ascii noreply)", "set.pipe.folsom_quiet",
+            {"set.pipe.libmemcached_noreply"}, "libmemcached BUFFER+NOREPLY", 1, "<= libmemcached",
+            0, 1.0),
+        row("quiet pipelined set, meta (true outcomes)", "set.pipe.folsom_quiet.meta",
+            {"set.pipe.libmemcached_noreply"}, "libmemcached BUFFER+NOREPLY", 1, "<= 0.30 us",
+            0.30),
+        row("quiet pipelined set, binary (true outcomes)", "set.pipe.folsom_quiet.binary",
+            {"set.pipe.libmemcached_noreply"}, "libmemcached BUFFER+NOREPLY"),
+        row("set_multi 100 keys, per key", "setmulti100.folsom", {"set.pipe.libmemcached_buffered"},
+            "libmemcached BUFFER_REQUESTS", 100, "<= 0.25 us", 0.25),
+        row("set_multi 100 keys over meta, per key", "setmulti100.folsom.meta",
+            {"set.pipe.libmemcached_buffered"}, "libmemcached BUFFER_REQUESTS", 100, "<= 0.25 us",
+            0.25),
     };
 
     std::printf(

@@ -22,8 +22,9 @@ std::string_view to_string(MetricOp op) noexcept {
 
 std::string_view to_string(Outcome o) noexcept {
     static constexpr std::array<std::string_view, outcome_count> names = {
-        "hit",       "miss",    "ok",      "stored",          "not_stored",    "exists",
-        "not_found", "deleted", "touched", "value_too_large", "out_of_memory", "error"};
+        "hit",           "miss",      "ok",      "stored",  "not_stored",
+        "exists",        "not_found", "deleted", "touched", "value_too_large",
+        "out_of_memory", "error",     "sent"};
     const auto i = static_cast<std::size_t>(o);
     return i < names.size() ? names[i] : std::string_view("unknown");
 }
@@ -87,6 +88,12 @@ namespace detail {
 std::string_view span_name(const TraceInfo& info) noexcept {
     if (info.multi) {
         switch (info.code) {
+            case OpCode::set:
+                return "set_multi";
+            case OpCode::del:
+                return "delete_multi";
+            case OpCode::touch:
+                return "touch_multi";
             case OpCode::gets:
                 return "gets_multi";
             case OpCode::gat:

@@ -2,10 +2,12 @@
 
 #include "folsom/blocking_client.hpp"
 #include "folsom/protocol/key.hpp"
+#include "folsom/quiet_client.hpp"
 
 #include "cli_error.hpp"
 
 #include <CLI/CLI.hpp>
+#include <asio/use_future.hpp>
 #include <fmt/format.h>
 
 #include <cerrno>
@@ -186,6 +188,10 @@ void Commands::add_to(CLI::App& app, std::function<int()>& action) {
         CLI::Option* value_opt = value_arg(c);
         c->add_option("--ttl", ttl_, "Time to live in seconds (0: never expires)");
         c->add_option("--flags", flags_, "Client flags stored with the value (32-bit)");
+        c->add_flag("--noreply", noreply_,
+                    "Quiet write: over meta and binary the server answers only a failure and "
+                    "the status is still the true one; over ascii it answers nothing and the "
+                    "status is SENT (outcome unknown)");
         c->footer("Use `--` before a VALUE that starts with '-'.");
         const StoreMode mode = store.mode;
         c->callback([this, &action, mode, value_opt] {
@@ -195,6 +201,13 @@ void Commands::add_to(CLI::App& app, std::function<int()>& action) {
                 std::string value = has_value_ ? std::move(value_) : read_stdin(s.max_value_size());
                 const std::size_t size = value.size();
                 const Status st = s.on_key(key_, size, [&] {
+                    if (noreply_)
+                        return s.client()
+                            .async()
+                            .quiet()
+                            .store(mode, key_, Bytes(std::move(value)), Ttl{ttl_},
+                                   StoreOptions{flags_, cas_}, asio::use_future)
+                            .get();
                     return s.client().store(mode, key_, Bytes(std::move(value)), Ttl{ttl_},
                                             StoreOptions{flags_, cas_});
                 });
@@ -206,7 +219,7 @@ void Commands::add_to(CLI::App& app, std::function<int()>& action) {
                     throw CliError(fmt::format("{}: the server refused the value ({} bytes): {}",
                                                ctx.server, size, to_string(st)));
                 }
-                return st == Status::stored ? 0 : 1;
+                return st == Status::stored || st == Status::sent ? 0 : 1;
             };
         });
     }

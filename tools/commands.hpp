@@ -33,6 +33,7 @@ class Commands {
     std::int64_t ttl_ = 0;
     std::uint32_t flags_ = 0;
     std::uint64_t cas_ = 0;
+    bool noreply_ = false;  // store commands: --noreply (QuietClient)
     std::uint64_t delta_ = 0;
     std::string group_;
     std::int64_t delay_ = -1;

@@ -157,4 +157,32 @@ std::uint64_t FolsomCases::set(std::uint64_t ops, std::size_t window) {
     return run(ops, window, issue);
 }
 
+std::uint64_t FolsomCases::set_quiet(std::uint64_t ops, std::size_t window) {
+    const std::string_view value = keys_.value;
+    auto issue = [this, value](auto& w, std::uint64_t i) {
+        quiet_.set(keys_.views[(next_ + i) % keys_.size()], Bytes(value), Ttl(0),
+                   [w = &w](std::error_code ec, Status s) {
+                       w->complete(!ec && (s == Status::stored || s == Status::sent));
+                   });
+    };
+    return run(ops, window, issue);
+}
+
+std::uint64_t FolsomCases::set_multi(std::uint64_t ops, std::size_t keys_per_op) {
+    items_.resize(keys_per_op);
+    auto issue = [this, keys_per_op](auto& w, std::uint64_t i) {
+        for (std::size_t k = 0; k < keys_per_op; ++k)
+            items_[k] =
+                KeyValue{keys_.views[(next_ + i * keys_per_op + k) % keys_.size()], keys_.value};
+        client_.set_multi(items_, Ttl(0),
+                          [w = &w, keys_per_op](std::error_code ec, MultiWriteResult r) {
+                              bool ok = !ec && r.results.size() == keys_per_op;
+                              for (const auto& one : r.results)
+                                  ok = ok && one.status == Status::stored && !one.error;
+                              w->complete(ok);
+                          });
+    };
+    return run(ops, 1, issue);
+}
+
 }  // namespace folsom::bench

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "folsom/client.hpp"
+#include "folsom/quiet_client.hpp"
 
 #include "e2e/keyset.hpp"
 
@@ -11,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace folsom::bench {
 
@@ -32,6 +34,11 @@ class FolsomCases {
     std::uint64_t get_multi_view(std::uint64_t ops, std::size_t keys_per_op);
     /// Sets of the key set's value (copied into the write buffer).
     std::uint64_t set(std::uint64_t ops, std::size_t window);
+    /// Quiet sets (Client::quiet()): meta and binary still report each outcome at the next
+    /// barrier; ascii sends noreply and completes once written (Status::sent).
+    std::uint64_t set_quiet(std::uint64_t ops, std::size_t window);
+    /// set_multi of `keys_per_op` consecutive keys, one at a time. Returns the calls done.
+    std::uint64_t set_multi(std::uint64_t ops, std::size_t keys_per_op);
 
   private:
     template <class Issue>
@@ -40,7 +47,9 @@ class FolsomCases {
     asio::io_context io_;
     const KeySet& keys_;
     Client client_;
-    std::uint64_t next_ = 0;  // key rotation continues across calls
+    QuietClient quiet_{client_};
+    std::vector<KeyValue> items_;  // set_multi's batch, reused
+    std::uint64_t next_ = 0;       // key rotation continues across calls
 };
 
 }  // namespace folsom::bench

@@ -93,6 +93,8 @@ constexpr std::uint32_t to_seconds(Ttl ttl) noexcept {
 }
 }  // namespace detail
 
+class QuietClient;
+
 /// The asynchronous memcached client: a cheap, copyable handle to shared connections. See
 /// client.hpp for the contracts every operation keeps.
 class Client {
@@ -249,6 +251,61 @@ class Client {
         return store(StoreMode::cas, key, std::move(value), ttl, {0, cas},
                      std::forward<Token>(token));
     }
+
+    // ---- multi-key writes -----------------------------------------------------------------
+    //
+    // Each key goes to its own server; each server's keys are pipelined there as quiet
+    // requests (meta q, binary ...Q) closed by one barrier, or over ascii as acknowledged
+    // pipelined writes, so that every key's result is its true outcome. A key that is invalid
+    // (or a value too large) fails alone, before anything is sent for it; a server that is
+    // down fails only its own keys. void(std::error_code, MultiWriteResult): results[i] for
+    // the i-th key; the error is set only when every key failed. The keys and values are
+    // copied into the requests: they need to live only until the call returns.
+
+    /// Stores every item (set). Results: stored, or what went wrong for that key.
+    template <class Token>
+    auto set_multi(std::span<const KeyValue> items, Ttl ttl, Token&& token) {
+        return asio::async_initiate<Token, void(std::error_code, MultiWriteResult)>(
+            [core = core_, items, ttl](auto handler) {
+                start_write_multi(
+                    core, detail::OpCode::set, items.size(), std::move(handler),
+                    [items, exptime = detail::to_exptime(ttl)](std::size_t i, detail::Request& r) {
+                        r.key = items[i].key;
+                        r.value = items[i].value;
+                        r.flags = items[i].flags;
+                        r.exptime = exptime;
+                    });
+            },
+            token);
+    }
+    /// Deletes every key. Results: deleted, not_found, or an error.
+    template <class Token>
+    auto delete_multi(std::span<const std::string_view> keys, Token&& token) {
+        return asio::async_initiate<Token, void(std::error_code, MultiWriteResult)>(
+            [core = core_, keys](auto handler) {
+                start_write_multi(core, detail::OpCode::del, keys.size(), std::move(handler),
+                                  [keys](std::size_t i, detail::Request& r) { r.key = keys[i]; });
+            },
+            token);
+    }
+    /// Sets every key's ttl. Results: touched, not_found, or an error.
+    template <class Token>
+    auto touch_multi(std::span<const std::string_view> keys, Ttl ttl, Token&& token) {
+        return asio::async_initiate<Token, void(std::error_code, MultiWriteResult)>(
+            [core = core_, keys, ttl](auto handler) {
+                start_write_multi(
+                    core, detail::OpCode::touch, keys.size(), std::move(handler),
+                    [keys, exptime = detail::to_exptime(ttl)](std::size_t i, detail::Request& r) {
+                        r.key = keys[i];
+                        r.exptime = exptime;
+                    });
+            },
+            token);
+    }
+
+    /// A view of this client whose writes are quiet (fire-and-forget, noreply): see
+    /// quiet_client.hpp for what each protocol reports.
+    QuietClient quiet() const;
 
     // ---- other key operations -----------------------------------------------------------
 
@@ -428,6 +485,8 @@ class Client {
     std::size_t server_for(std::string_view key) const noexcept { return core_->server_for(key); }
 
   private:
+    friend class QuietClient;
+
     // Initiations capture the core, not `this`: with deferred tokens they may run after this
     // handle is gone. The op keeps `core` alive; initiations move their captured copy in (Asio
     // invokes an initiation once, as an rvalue), which spares a reference count round trip.
@@ -520,6 +579,41 @@ class Client {
                             Handler&& handler, Args&&... collector_args);
 
     template <class Token>
+    auto store_request(StoreMode mode, std::string_view key, Bytes value, Ttl ttl,
+                       StoreOptions opts, bool quiet, Token&& token);
+
+    /// A multi-key write of `n` keys: part i is the request `fill(i, request)` describes,
+    /// sent quiet with its outcome required, to the server of its key.
+    template <class Handler, class Fill>
+    static void start_write_multi(const std::shared_ptr<detail::ClientCore>& core,
+                                  detail::OpCode code, std::size_t n, Handler&& handler,
+                                  Fill fill) {
+        using Op = detail::AsyncOp<detail::MultiWriteCollector, std::decay_t<Handler>>;
+        const bool acquired = core->try_acquire();
+        const auto parts = static_cast<std::uint32_t>(n);
+        Op* op = Op::create(std::forward<Handler>(handler), core, acquired, parts, n);
+        detail::TraceInfo trace{code, {}, n, false, true};
+        op->trace(trace);
+        if (!acquired) {
+            if (Metrics* m = core->metrics()) report_overloaded(*m, trace, 1);
+            for (std::uint32_t p = 0; p < parts; ++p)
+                op->on_complete(p, detail::failure(make_error_code(errc::overloaded)));
+            op->initiated();
+            return;
+        }
+        detail::Request r;
+        for (std::uint32_t p = 0; p < parts; ++p) {
+            r = detail::Request{};
+            r.code = code;
+            r.quiet = true;
+            r.outcome_required = true;
+            fill(p, r);
+            core->submit(core->server_for(r.key), *op, p, r);
+        }
+        op->initiated();
+    }
+
+    template <class Token>
     auto arith(detail::OpCode code, std::string_view key, std::uint64_t delta, Token&& token,
                std::optional<std::uint64_t> initial = std::nullopt, std::uint32_t exptime = 0) {
         detail::Request r;
@@ -572,10 +666,16 @@ class Client {
 template <class Token>
 auto Client::store(StoreMode mode, std::string_view key, Bytes value, Ttl ttl, StoreOptions opts,
                    Token&& token) {
+    return store_request(mode, key, std::move(value), ttl, opts, false, std::forward<Token>(token));
+}
+
+template <class Token>
+auto Client::store_request(StoreMode mode, std::string_view key, Bytes value, Ttl ttl,
+                           StoreOptions opts, bool quiet, Token&& token) {
     // The request keeps `value` alive until it completes, so a moved-in string is written
     // straight from its own memory.
     return asio::async_initiate<Token, void(std::error_code, Status)>(
-        [core = core_, mode, key, ttl, opts](auto handler, Bytes v) mutable {
+        [core = core_, mode, key, ttl, opts, quiet](auto handler, Bytes v) mutable {
             struct StoreCollector : detail::StatusCollector {
                 explicit StoreCollector(Bytes&& b) : bytes(std::move(b)) {}
                 Bytes bytes;
@@ -594,6 +694,7 @@ auto Client::store(StoreMode mode, std::string_view key, Bytes value, Ttl ttl, S
             r.flags = opts.flags;
             r.cas = opts.cas;
             r.exptime = detail::to_exptime(ttl);
+            r.quiet = quiet;
             c.submit(c.server_for(key), *op, 0, r);
             op->initiated();
         },
@@ -762,3 +863,6 @@ void Client::get_view(std::string_view key, Callback&& callback) {
 }
 
 }  // namespace folsom
+
+// The quiet view (Client::quiet()) needs the whole Client.
+#include "folsom/quiet_client.hpp"

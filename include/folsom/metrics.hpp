@@ -82,9 +82,10 @@ enum class Outcome : std::uint8_t {
     value_too_large,  ///< the server refused a value as too large
     out_of_memory,    ///< the server could not store for lack of memory
     error,            ///< failed: see RequestRecord::error
+    sent,             ///< a quiet ascii write (noreply): written, outcome unknown
 };
 /// Number of Outcome values.
-inline constexpr std::size_t outcome_count = 12;
+inline constexpr std::size_t outcome_count = 13;
 
 /// The outcome's label ("hit", "miss", "stored", ..., "error").
 std::string_view to_string(Outcome o) noexcept;

@@ -8,8 +8,10 @@
 /// moved, kept and read from any thread.
 #pragma once
 
+#include "folsom/status.hpp"
 #include "folsom/value.hpp"
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <span>
@@ -50,6 +52,62 @@ struct MultiGetViewResult {
     /// True when every key got an answer (a hit or a miss).
     bool complete() const noexcept { return errors.empty(); }
 };
+
+/// One item of a set_multi: the key, its value and its flags. The views need to live only
+/// until set_multi returns (the bytes are copied into the request).
+struct KeyValue {
+    std::string_view key;     ///< the item's key
+    std::string_view value;   ///< its value
+    std::uint32_t flags = 0;  ///< its 32-bit client flags
+};
+
+/// One key's outcome in a multi-key write (set_multi, delete_multi, touch_multi).
+struct WriteResult {
+    std::error_code error;       ///< why the write failed (then ignore status)
+    Status status = Status::ok;  ///< stored, not_stored, deleted, touched, not_found, ...
+    /// True when the write did what it asked: stored, deleted or touched.
+    bool succeeded() const noexcept {
+        return !error &&
+               (status == Status::stored || status == Status::deleted || status == Status::touched);
+    }
+    /// Same error and status.
+    friend bool operator==(const WriteResult&, const WriteResult&) = default;
+};
+
+/// How a multi-key write ended: one result per key, in the caller's order.
+struct MultiWriteResult {
+    std::vector<WriteResult> results;  ///< results[i]: the outcome for keys[i]
+
+    /// Keys whose write failed with an error (not an outcome such as not_found).
+    std::size_t errors() const noexcept {
+        std::size_t n = 0;
+        for (const auto& r : results)
+            n += r.error ? 1 : 0;
+        return n;
+    }
+    /// True when no key failed with an error.
+    bool complete() const noexcept { return errors() == 0; }
+
+    /// The results as a map from key to result (copies the keys), for the keys of
+    /// delete_multi / touch_multi. With a key given twice, the later result wins.
+    std::map<std::string, WriteResult, std::less<>> to_map(
+        std::span<const std::string_view> keys) const {
+        std::map<std::string, WriteResult, std::less<>> m;
+        for (std::size_t i = 0; i < keys.size() && i < results.size(); ++i)
+            m.insert_or_assign(std::string(keys[i]), results[i]);
+        return m;
+    }
+    /// As above, for the items of set_multi.
+    std::map<std::string, WriteResult, std::less<>> to_map(std::span<const KeyValue> items) const;
+};
+
+inline std::map<std::string, WriteResult, std::less<>> MultiWriteResult::to_map(
+    std::span<const KeyValue> items) const {
+    std::map<std::string, WriteResult, std::less<>> m;
+    for (std::size_t i = 0; i < items.size() && i < results.size(); ++i)
+        m.insert_or_assign(std::string(items[i].key), results[i]);
+    return m;
+}
 
 /// One server's answer to a request addressed to every server (stats, version, flush_all,
 /// delete_all).

@@ -23,6 +23,10 @@ enum class Status : std::uint8_t {
     touched,     ///< TOUCHED
     value_too_large,  ///< SERVER_ERROR object too large for cache
     out_of_memory,    ///< SERVER_ERROR out of memory storing object
+    /// A quiet write over the ascii protocol (noreply): it was written to the server, which
+    /// never answers one, so its outcome is unknown. Only QuietClient writes over ascii end
+    /// so; over meta and binary they end with their true outcome (quiet_client.hpp).
+    sent,
 };
 
 /// The protocol's word for a status ("STORED", "NOT_FOUND", ...), as the command line prints.
@@ -46,6 +50,8 @@ constexpr std::string_view to_string(Status s) noexcept {
             return "VALUE_TOO_LARGE";
         case Status::out_of_memory:
             return "OUT_OF_MEMORY";
+        case Status::sent:
+            return "SENT";
     }
     return "UNKNOWN";
 }

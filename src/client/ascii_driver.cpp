@@ -105,6 +105,10 @@ std::error_code AsciiDriver::encode(const Request& r, protocol::OutputBuffer& ou
     // Single-key gets are answered by key (see decode), so that later ones can join them.
     cmd.keep_key = joinable(r.code) && r.keys.size() == 1;
     if (cmd.keep_key) cmd.line_key_bytes = static_cast<std::uint16_t>(r.keys[0].size());
+    // A quiet write goes with noreply: memcached then answers nothing at all, not even a
+    // failure, so it completes with Status::sent once written (Connection).
+    const bool noreply = r.quiet && !r.outcome_required && is_quiet_capable(r.code);
+    cmd.unanswered = noreply;
     switch (r.code) {
         case OpCode::get:
         case OpCode::gets:
@@ -118,19 +122,19 @@ std::error_code AsciiDriver::encode(const Request& r, protocol::OutputBuffer& ou
         case OpCode::prepend:
         case OpCode::cas:
             return ascii::encode_store(out, store_command(r.code), r.key, r.value, r.flags,
-                                       r.exptime, r.cas, false, limits_,
+                                       r.exptime, r.cas, noreply, limits_,
                                        r.value_is_stable ? scatter_threshold_ : ~std::size_t{0});
         case OpCode::del:
             if (r.cas != 0) return errc::unsupported;  // the text protocol has no delete-with-cas
-            return ascii::encode_delete(out, r.key);
+            return ascii::encode_delete(out, r.key, noreply);
         case OpCode::incr:
         case OpCode::decr:
             if (r.initial) return errc::unsupported;  // no initial value over the text protocol
             return ascii::encode_arith(
                 out, r.code == OpCode::incr ? ascii::ArithCommand::incr : ascii::ArithCommand::decr,
-                r.key, r.delta);
+                r.key, r.delta, noreply);
         case OpCode::touch:
-            return ascii::encode_touch(out, r.key, r.exptime);
+            return ascii::encode_touch(out, r.key, r.exptime, noreply);
         case OpCode::flush_all:
             return ascii::encode_flush_all(out, r.delay);
         case OpCode::stats:
@@ -240,6 +244,13 @@ DecodeStep AsciiDriver::decode(std::string_view input, net::CommandQueue& inflig
     DecodeStep step;
     ascii::Reply reply;
     for (;;) {
+        // noreply writes ahead of the next reply were written: no reply will ever name them.
+        if (!group_open_ && !inflight.empty() && inflight.front().unanswered) {
+            Completion sent;
+            sent.status = Status::sent;
+            while (!inflight.empty() && inflight.front().unanswered)
+                inflight.complete_front(sent);
+        }
         const auto res = decoder_.parse(input.substr(step.consumed), reply);
         if (res.state == ascii::ParseState::need_more) {
             step.needed = res.needed;

@@ -23,8 +23,32 @@ bool is_touching(OpCode c) {
     return c == OpCode::gat || c == OpCode::gats;
 }
 
+/// The quiet opcode of a quiet command (its reply, a failure, echoes it).
+Opcode quiet_reply_opcode(OpCode c) {
+    switch (c) {
+        case OpCode::set:
+        case OpCode::cas:
+            return Opcode::setq;
+        case OpCode::add:
+            return Opcode::addq;
+        case OpCode::replace:
+            return Opcode::replaceq;
+        case OpCode::append:
+            return Opcode::appendq;
+        case OpCode::prepend:
+            return Opcode::prependq;
+        case OpCode::del:
+            return Opcode::deleteq;
+        case OpCode::incr:
+            return Opcode::incrementq;
+        default:
+            return Opcode::decrementq;
+    }
+}
+
 /// The opcode a reply to `c` echoes; a reply with any other is out of step.
 Opcode reply_opcode(const net::Command& c) {
+    if (c.quiet) return quiet_reply_opcode(c.code);
     switch (c.code) {
         case OpCode::get:
         case OpCode::gets:
@@ -171,6 +195,7 @@ std::error_code BinaryDriver::encode(const Request& r, protocol::OutputBuffer& o
     cmd.key_count = static_cast<std::uint32_t>(r.keys.size());
     cmd.with_cas = is_store(r.code) && r.cas != 0;
     cmd.opaque = next_opaque_;
+    cmd.quiet = sends_quietly(r);
     const bool multi = is_retrieval(r.code) && r.keys.size() != 1;
     const std::error_code ec =
         multi ? encode_multi(r, out, next_opaque_) : encode_command(r, out, next_opaque_);
@@ -227,24 +252,25 @@ std::error_code BinaryDriver::encode_command(const Request& r, protocol::OutputB
             const auto cmd = r.code == OpCode::add       ? bin::StoreCommand::add
                              : r.code == OpCode::replace ? bin::StoreCommand::replace
                                                          : bin::StoreCommand::set;
-            return bin::encode_store(out, cmd, key, r.value, r.flags, r.exptime, r.cas, false,
-                                     opaque, limits_, ref_threshold);
+            return bin::encode_store(out, cmd, key, r.value, r.flags, r.exptime, r.cas,
+                                     sends_quietly(r), opaque, limits_, ref_threshold);
         }
         case OpCode::append:
         case OpCode::prepend:
             return bin::encode_concat(
                 out,
                 r.code == OpCode::append ? bin::ConcatCommand::append : bin::ConcatCommand::prepend,
-                key, r.value, r.cas, false, opaque, limits_, ref_threshold);
+                key, r.value, r.cas, sends_quietly(r), opaque, limits_, ref_threshold);
         case OpCode::del:
-            return bin::encode_delete(out, key, r.cas, false, opaque);
+            return bin::encode_delete(out, key, r.cas, sends_quietly(r), opaque);
         case OpCode::incr:
         case OpCode::decr:
             return bin::encode_arith(out,
                                      r.code == OpCode::incr ? bin::ArithCommand::increment
                                                             : bin::ArithCommand::decrement,
                                      key, r.delta, r.initial.value_or(0),
-                                     r.initial ? r.exptime : bin::no_auto_create, 0, false, opaque);
+                                     r.initial ? r.exptime : bin::no_auto_create, 0,
+                                     sends_quietly(r), opaque);
         case OpCode::touch:
             return bin::encode_touch(out, key, r.exptime, opaque);
         case OpCode::flush_all:
@@ -293,7 +319,20 @@ DecodeStep BinaryDriver::decode(std::string_view input, net::CommandQueue& infli
     }
 }
 
+bool BinaryDriver::sends_quietly(const Request& r) const noexcept {
+    // Every write has a quiet opcode but touch (and gat, a retrieval).
+    return r.quiet && is_quiet_capable(r.code) && r.code != OpCode::touch;
+}
+
 bool BinaryDriver::deliver(const bin::Response& r, net::CommandQueue& inflight) {
+    // Every reply names its request by the opaque, so quiet commands ahead of the one it
+    // names were passed over in silence: they succeeded.
+    while (inflight.front().quiet && r.opaque != inflight.front().opaque) {
+        Completion done;
+        done.status = silent_outcome(inflight.front().code);
+        complete_head(inflight, done);
+        if (inflight.empty()) return false;
+    }
     net::Command& head = inflight.front();
     // Unsigned difference: correct across the opaque counter's wrap-around.
     const std::uint32_t offset = r.opaque - head.opaque;

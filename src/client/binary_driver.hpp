@@ -41,6 +41,7 @@ class BinaryDriver final : public ProtocolDriver {
                            net::Command& cmd) override;
     DecodeStep decode(std::string_view input, net::CommandQueue& inflight) override;
     void reset() noexcept override;
+    bool sends_quietly(const Request& r) const noexcept override;
 
     bool handshake_request(protocol::OutputBuffer& out) override;
     HandshakeStep handshake_reply(std::string_view input, protocol::OutputBuffer& out) override;

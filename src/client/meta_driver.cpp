@@ -92,6 +92,22 @@ void MetaDriver::reset() noexcept {
     meta_decoder_.reset();
     ascii_decoder_.reset();
     multi_error_ = {};
+    window_ = {};
+}
+
+// memcached answers a quiet command's failure with its opaque, except for error lines
+// (SERVER_ERROR, CLIENT_ERROR), which echo nothing: one of those amid many quiet commands
+// could not be pinned on the right one. So only the commands that cannot draw an error line
+// other than "out of memory" go quiet: stores whose item cannot be too large for any memcached
+// (its -I is at least 1 KiB; key and value under 512 bytes leave room for the item header),
+// deletes and touches. An incr/decr (which a non-number refuses with CLIENT_ERROR) and a larger
+// store are sent acknowledged: their outcome is just as true, at the cost of a reply.
+constexpr std::size_t quiet_store_limit = 512;
+
+bool MetaDriver::sends_quietly(const Request& r) const noexcept {
+    if (!r.quiet) return false;
+    if (is_store(r.code)) return r.key.size() + r.value.size() < quiet_store_limit;
+    return r.code == OpCode::del || r.code == OpCode::touch;
 }
 
 std::error_code MetaDriver::encode(const Request& r, protocol::OutputBuffer& out,
@@ -103,6 +119,18 @@ std::error_code MetaDriver::encode(const Request& r, protocol::OutputBuffer& out
     const std::string_view key = is_retrieval(r.code) ? r.keys.front() : r.key;
     if (!is_classic(r.code) && r.code != OpCode::noop)
         if (auto ec = protocol::validate_key(key)) return ec;
+    // A quiet command carries O<n>, so that its failure reply names it.
+    const bool quiet = sends_quietly(r);
+    char opaque_digits[10];
+    std::string_view opaque;
+    if (quiet) {
+        cmd.quiet = true;
+        cmd.opaque = next_opaque_++;
+        const auto [end, conv] =
+            std::to_chars(opaque_digits, opaque_digits + sizeof opaque_digits, cmd.opaque);
+        (void)conv;  // 10 digits hold any uint32
+        opaque = std::string_view(opaque_digits, static_cast<std::size_t>(end - opaque_digits));
+    }
     switch (r.code) {
         case OpCode::get:
         case OpCode::gets:
@@ -133,12 +161,16 @@ std::error_code MetaDriver::encode(const Request& r, protocol::OutputBuffer& out
                 if (r.exptime != 0) f.ttl = r.exptime;
             }
             if (r.cas != 0) f.compare_cas = r.cas;
+            f.quiet = quiet;
+            f.opaque = opaque;
             return meta::encode_set(out, key, r.value, f, limits_,
                                     r.value_is_stable ? scatter_threshold_ : ~std::size_t{0});
         }
         case OpCode::del: {
             meta::DeleteFlags f;
             if (r.cas != 0) f.compare_cas = r.cas;
+            f.quiet = quiet;
+            f.opaque = opaque;
             return meta::encode_delete(out, key, f);
         }
         case OpCode::incr:
@@ -157,6 +189,8 @@ std::error_code MetaDriver::encode(const Request& r, protocol::OutputBuffer& out
         case OpCode::touch: {
             meta::GetFlags f;
             f.touch_ttl = r.exptime;
+            f.quiet = quiet;  // mg is silent on a miss and answers HD on a hit
+            f.opaque = opaque;
             return meta::encode_get(out, key, f);
         }
         case OpCode::meta_get: {
@@ -289,9 +323,66 @@ DecodeStep MetaDriver::decode(std::string_view input, net::CommandQueue& infligh
     return step;
 }
 
+Completion MetaDriver::passed_over(const net::Command& c) const {
+    Completion done;
+    if (window_.other) {
+        done.ec = window_.other;
+    } else if (window_.out_of_memory && is_store(c.code)) {
+        // Some store of the window could not be stored, and nothing says which: none of
+        // them claims success it may not have had.
+        done.status = Status::out_of_memory;
+    } else {
+        // mg T q is silent on a miss (and answers HD on a hit).
+        done.status = c.code == OpCode::touch ? Status::not_found : silent_outcome(c.code);
+    }
+    return done;
+}
+
+bool MetaDriver::pass_quiet(const meta::Reply& r, net::CommandQueue& inflight) {
+    using K = meta::ReplyKind;
+    if (is_error(r.kind)) {
+        const Completion e = error_completion(r.kind, r.data, true);
+        if (!e.ec && e.status == Status::out_of_memory)
+            window_.out_of_memory = true;
+        else if (!window_.other)
+            window_.other = e.ec ? e.ec : make_error_code(errc::server_error);
+        return true;
+    }
+    const std::optional<std::uint64_t> named = r.opaque.empty() ? std::nullopt : r.opaque_number();
+    if (!r.opaque.empty() && !named) return false;
+    while (!inflight.empty() && inflight.front().quiet) {
+        const net::Command& q = inflight.front();
+        if (named && *named == q.opaque) {
+            window_ = {};
+            Completion done;
+            const bool store = is_store(q.code);
+            if (store && r.kind == K::not_stored) {
+                done.status = Status::not_stored;
+            } else if ((store || q.code == OpCode::del) && r.kind == K::exists) {
+                done.status = Status::exists;
+            } else if ((store || q.code == OpCode::del) && r.kind == K::not_found) {
+                done.status = Status::not_found;
+            } else if (r.kind == K::hit) {  // a quiet mg's hit; ms and md hide HD
+                done.status = q.code == OpCode::touch ? Status::touched : silent_outcome(q.code);
+            } else {
+                return false;
+            }
+            complete_head(inflight, done);
+            return true;
+        }
+        complete_head(inflight, passed_over(q));
+    }
+    window_ = {};
+    // Past the run: the barrier's reply (or the next command's). A name nobody in the run
+    // has means the stream is out of step.
+    if (named || inflight.empty()) return false;
+    return deliver(r, inflight);
+}
+
 bool MetaDriver::deliver(const meta::Reply& r, net::CommandQueue& inflight) {
     using K = meta::ReplyKind;
     net::Command& head = inflight.front();
+    if (head.quiet) return pass_quiet(r, inflight);
     const OpCode code = head.code;
 
     if (is_multi(head)) {

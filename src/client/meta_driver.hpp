@@ -42,8 +42,16 @@ class MetaDriver final : public ProtocolDriver {
                            net::Command& cmd) override;
     DecodeStep decode(std::string_view input, net::CommandQueue& inflight) override;
     void reset() noexcept override;
+    bool sends_quietly(const Request& r) const noexcept override;
 
   private:
+    /// A reply while quiet commands are at the head: a failure of one of them (named by its
+    /// opaque, or an error line, which names none), or the reply of the barrier that ends
+    /// their run; the ones it passes over are completed with their silent outcome.
+    bool pass_quiet(const protocol::meta::Reply& r, net::CommandQueue& inflight);
+    /// The outcome of a quiet command no reply named: its silent outcome, unless an error
+    /// line came in its window (see window_).
+    Completion passed_over(const net::Command& c) const;
     std::error_code encode_multi(const Request& r, protocol::OutputBuffer& out);
     /// Deliver one reply to the head of `inflight`; false when it does not answer it.
     bool deliver(const protocol::meta::Reply& r, net::CommandQueue& inflight);
@@ -52,11 +60,20 @@ class MetaDriver final : public ProtocolDriver {
     // Encoder side (under the connection's submission lock).
     protocol::Limits limits_;
     std::size_t scatter_threshold_;
+    std::uint32_t next_opaque_ = 0;  // quiet commands' O<n>; wraps
 
     // Decoder side (on the connection's strand).
     protocol::meta::Decoder meta_decoder_;
     protocol::ascii::Decoder ascii_decoder_;
     std::error_code multi_error_;  // first per-key failure of the multi-get at the head
+    // The error lines (which echo no opaque) read since the last reply that named a quiet
+    // command or ended their run: each came from one of the quiet commands that reply passes
+    // over. Only small stores, deletes and touches go quiet (sends_quietly), so the only
+    // error a store among them can draw is out-of-memory; any other error fails them all.
+    struct QuietWindow {
+        bool out_of_memory = false;
+        std::error_code other;
+    } window_;
 };
 
 }  // namespace folsom::detail

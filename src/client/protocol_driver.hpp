@@ -49,6 +49,22 @@ class ProtocolDriver {
         return false;
     }
 
+    // ---- quiet writes (Request::quiet) ---------------------------------------------------
+    //
+    // A quiet request the driver sends quietly (sends_quietly) is encoded with Command::quiet
+    // set: the server answers it only on failure. The connection then ends every run of quiet
+    // commands with a barrier (an OpCode::noop request: meta mn, binary NOOP) before any other
+    // command and at the end of every write, so a reply always comes that passes over each
+    // quiet command: the decoder completes the ones passed over with their silent outcome
+    // (silent_outcome()), and the ones a failure reply names with that failure. A quiet
+    // request the driver does not send quietly is encoded as an ordinary acknowledged command
+    // (a truthful outcome at the cost of a reply), or, over ascii, with noreply and
+    // Command::unanswered set.
+
+    /// True when `r` (with r.quiet) is encoded as a quiet command. Decided from the request
+    /// alone, before encoding, so that the connection can place a barrier ahead of it.
+    virtual bool sends_quietly(const Request& /*r*/) const noexcept { return false; }
+
     /// Decodes complete replies from the front of `input` and delivers them to the commands at
     /// the front of `inflight`, popping each command before its on_complete call.
     virtual DecodeStep decode(std::string_view input, net::CommandQueue& inflight) = 0;

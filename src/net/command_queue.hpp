@@ -30,6 +30,16 @@ struct Command {
     /// Lost with its connection, this command is retried (Request::retryable): metrics count
     /// it as a retry, not as a completed request.
     bool retryable = false;
+    /// Sent quiet (meta q, binary ...Q): the server answers it only when it fails. A later
+    /// reply that passes over it means it succeeded; the connection ends every run of quiet
+    /// commands with a barrier, so that one always comes (Connection::end_quiet_run).
+    bool quiet = false;
+    /// Sent with ascii noreply: the server never answers it. It completes with Status::sent
+    /// once written (when it reaches the front of the queue).
+    bool unanswered = false;
+    /// The barrier (meta mn, binary NOOP) that closes a run of quiet commands; it belongs to
+    /// no request (its op is the connection's own, and metrics do not count it).
+    bool barrier = false;
     std::uint32_t opaque = 0;     ///< binary/meta: matches replies; ascii: unused
     std::uint32_t key_count = 0;  ///< retrievals: keys in this command
     /// Retrievals: values delivered so far (drivers count them, for metrics' hits and misses).

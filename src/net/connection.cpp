@@ -156,6 +156,7 @@ void Connection::set_metrics(Metrics* m, std::uint32_t server) noexcept {
 }
 
 void Connection::completed(const Command& c, const detail::Completion& done) noexcept {
+    if (c.barrier) return;  // the connection's own, not a request
     RequestRecord r;
     r.server = metrics_server_;
     r.op = detail::to_metric_op(c.code);
@@ -212,6 +213,9 @@ void Connection::submit(detail::Operation& op, std::uint32_t part, const detail:
             // request until a connect succeeds; one that is merely down is "not connected".
             ec = refusal_ ? refusal_ : make_error_code(errc::not_connected);
         } else {
+            // A command that is not quiet must not be answered amid a quiet run: its error
+            // reply could not be told from theirs (meta errors echo no opaque).
+            if (!request.quiet || !driver_->sends_quietly(request)) end_quiet_run();
             Command cmd{&op, part, request.code};
             cmd.retryable = request.retryable;
             const std::size_t refs_before = pending_out_.ref_count();
@@ -414,6 +418,7 @@ void Connection::flush() {
             if (state_.load(std::memory_order_relaxed) != ConnectionState::connected ||
                 pending_out_.empty())
                 return;
+            end_quiet_run();  // every write ends what it says; nothing waits for more
             std::swap(pending_out_, writing_out_);
             writing_pins_.swap(pending_pins_);
             if (inflight_.empty()) ++progress_;  // the wait for a reply starts now
@@ -440,7 +445,8 @@ void Connection::flush() {
                 // go out in this call.
                 const bool unpinned = !writing_pins_.empty();
                 finish_write(written);
-                if (unpinned) continue;
+                const bool completed = complete_unanswered();
+                if (unpinned || completed) continue;
                 return;
             }
         }
@@ -507,7 +513,26 @@ void Connection::on_written(std::uint64_t gen, const std::error_code& ec, std::s
         fail(errc::connection_lost, "write failed: " + ec.message());
         return;
     }
+    complete_unanswered();
     flush();
+}
+
+void Connection::end_quiet_run() {
+    if (pending_.empty() || !pending_.back().quiet) return;
+    detail::Request noop;
+    noop.code = detail::OpCode::noop;
+    Command barrier{&barrier_op_, 0, detail::OpCode::noop};
+    barrier.barrier = true;
+    if (!driver_->encode(noop, pending_out_, barrier)) pending_.push_back(barrier);
+}
+
+bool Connection::complete_unanswered() {
+    if (inflight_.empty() || !inflight_.front().unanswered) return false;
+    detail::Completion sent;
+    sent.status = Status::sent;
+    while (!inflight_.empty() && inflight_.front().unanswered)
+        inflight_.complete_front(sent);
+    return true;
 }
 
 // ---- reading (strand) ----------------------------------------------------------------------

@@ -107,6 +107,13 @@ class Connection final : public std::enable_shared_from_this<Connection>,
     void read_failed(const std::error_code& ec);  // fails the connection: connection_lost
     bool not_connected() const noexcept { return state() != ConnectionState::connected; }
     void flush();
+    /// Ends a run of quiet commands at the tail of pending_ with a barrier, so that a reply
+    /// passes over each of them before any other command's reply (under mu_). See
+    /// ProtocolDriver::sends_quietly.
+    void end_quiet_run();
+    /// Completes the written ascii noreply commands at the front of inflight_ with
+    /// Status::sent (strand); true when it completed any.
+    bool complete_unanswered();
     void on_written(std::uint64_t gen, const std::error_code& ec, std::size_t n);
     void finish_write(std::size_t n);
     /// One non-blocking sendmsg of sys_iov_ (plain TCP): the bytes the socket took.
@@ -121,6 +128,16 @@ class Connection final : public std::enable_shared_from_this<Connection>,
     void set_state(ConnectionState s);
     void fail_queue(CommandQueue& q, std::error_code ec);
     static void unpin_all(std::vector<detail::Operation*>& pins);
+
+    /// The operation of every barrier command: it has no caller to tell.
+    struct BarrierOp final : detail::Operation {
+        void on_value(std::uint32_t, std::uint32_t, const ValueView&) override {}
+        void on_stat(std::uint32_t, std::string_view, std::string_view) override {}
+        void on_complete(std::uint32_t, const detail::Completion&) override {}
+        void pin() noexcept override {}
+        void unpin() override {}
+    };
+    BarrierOp barrier_op_;
 
     // Metrics (only when set_metrics was called; otherwise each hook is one null check).
     void completed(const Command& c, const detail::Completion& done) noexcept override;

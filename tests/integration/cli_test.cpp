@@ -19,6 +19,7 @@
 #include <sstream>
 #include <string>
 #include <sys/wait.h>
+#include <thread>
 #include <unistd.h>
 #include <vector>
 
@@ -521,6 +522,51 @@ struct BenchCase {
     std::vector<std::string> args;
     long long ops;
 };
+
+TEST_F(Cli, SetNoreplyReportsTheTrueOutcomeOverMetaAndBinaryAndSentOverAscii) {
+    for (const char* p : {"meta", "binary", "ascii"}) {
+        SCOPED_TRACE(p);
+        const std::string key = std::string("quiet-") + p;
+        auto r = run(with({"--protocol", p, "set", "--noreply", key, "v1"}));
+        EXPECT_EQ(r.status, 0) << r.err;
+        EXPECT_EQ(r.out, std::string(p) == "ascii" ? "SENT\n" : "STORED\n");
+        // add of a key that exists: the true NOT_STORED (exit 1) where the protocol tells it.
+        r = run(with({"--protocol", p, "add", "--noreply", key, "v2"}));
+        if (std::string(p) == "ascii") {
+            EXPECT_EQ(r.status, 0) << r.err;
+            EXPECT_EQ(r.out, "SENT\n");
+        } else {
+            EXPECT_EQ(r.status, 1) << r.err;
+            EXPECT_EQ(r.out, "NOT_STORED\n");
+        }
+        const std::string held = raw_request(server.port(), "get " + key + "\r\n", "END\r\n");
+        EXPECT_NE(held.find("\r\nv1\r\n"), std::string::npos) << held;
+    }
+}
+
+TEST_F(Cli, BenchSetNoreplyCountsEverySet) {
+    for (const char* p : {"meta", "binary", "ascii"}) {
+        SCOPED_TRACE(p);
+        const std::string json_path = temp_path(std::string("noreply_") + p + ".json");
+        const long long before = folsom::test::stat_value(stats(server), "cmd_set");
+        const auto r = run(with({"--protocol", p, "bench", "--op", "set", "--noreply", "--requests",
+                                 "2000", "--keys", "100", "--json", json_path}));
+        ASSERT_EQ(r.status, 0) << r.err;
+        EXPECT_NE(r.out.find("noreply"), std::string::npos) << r.out;
+        const std::string json = read_file(json_path);
+        EXPECT_EQ(json_number(json, "ops"), 2000) << json;
+        EXPECT_EQ(json_number(json, "errors"), 0) << json;
+        // Every quiet set reached the server (ascii too: the bench exits after they are sent,
+        // and memcached reads them before the connection's close).
+        const auto deadline = std::chrono::steady_clock::now() + 5s;
+        long long after = 0;
+        while ((after = folsom::test::stat_value(stats(server), "cmd_set")) - before < 2000 &&
+               std::chrono::steady_clock::now() < deadline)
+            std::this_thread::sleep_for(10ms);
+        EXPECT_EQ(after - before, 2000);
+        ::unlink(json_path.c_str());
+    }
+}
 
 TEST_F(Cli, BenchCountsMatchTheServersStatistics) {
     const std::vector<BenchCase> cases = {

@@ -5,6 +5,7 @@
 // get_multi_view made on one thread and completed on another makes none either.
 #include "folsom/blocking_client.hpp"
 #include "folsom/client.hpp"
+#include "folsom/quiet_client.hpp"
 
 #include "support/counting_operator_new.hpp"
 #include "support/memcached_server.hpp"
@@ -56,6 +57,7 @@ class ClientAllocations : public ::testing::Test {
         folsom::Options o;
         o.servers = {server_.address()};
         o.max_outstanding_requests = 2 * keys;
+        o.protocol = protocol_;
         return o;
     }
     static std::string key(int i) { return "alloc:" + std::to_string(i); }
@@ -116,6 +118,36 @@ class ClientAllocations : public ::testing::Test {
         });
     }
 
+    /// A quiet set of every key (the value a view: copied into the write buffer).
+    int quiet_set_burst(asio::io_context& io, folsom::Client& client) {
+        folsom::QuietClient q = client.quiet();
+        return burst(io, [&, q](auto& finish) mutable {
+            for (const auto& k : names_)
+                q.set(k, folsom::Bytes(std::string_view(value_)), 0s,
+                      [&finish](std::error_code ec, folsom::Status s) {
+                          finish(!ec && (s == folsom::Status::stored || s == folsom::Status::sent));
+                      });
+        });
+    }
+
+    /// Every key through set_multi, 50 keys a call (20 in flight).
+    int set_multi_burst(asio::io_context& io, folsom::Client& client) {
+        if (items_.empty())
+            for (const auto& k : names_)
+                items_.push_back({k, value_});
+        return burst(io, [&](auto& finish) {
+            for (std::size_t first = 0; first < items_.size(); first += keys_per_multi_get) {
+                client.set_multi(
+                    std::span<const folsom::KeyValue>(items_.data() + first, keys_per_multi_get),
+                    0s, [&finish](std::error_code ec, folsom::MultiWriteResult r) {
+                        EXPECT_FALSE(ec);
+                        for (const auto& one : r.results)
+                            finish(!one.error && one.status == folsom::Status::stored);
+                    });
+            }
+        });
+    }
+
     /// Heap allocations of `rounds` bursts, after ten that warm the caches: enough blocks in
     /// circulation for a thousand in flight, with what each thread keeps for itself (between
     /// one and two batches per size) on top.
@@ -150,6 +182,9 @@ class ClientAllocations : public ::testing::Test {
         issuer_thread_.join();
     }
 
+    folsom::Protocol protocol_ = folsom::Protocol::ascii;
+    const std::string value_ = std::string(64, 'v');
+    std::vector<folsom::KeyValue> items_;
     folsom::test::MemcachedServer server_;
     std::vector<std::string> names_;
     std::vector<std::string_view> views_;
@@ -175,6 +210,31 @@ TEST_F(ClientAllocations, ViewMultiGetsMadeOnOneThreadAndFreedOnAnotherAllocateN
                   return multi_get_burst(io, client);
               }),
               burst_overhead);
+}
+
+TEST_F(ClientAllocations, QuietSetsAllocateNothingPerRequestOverEveryProtocol) {
+    for (auto p : {folsom::Protocol::meta, folsom::Protocol::binary, folsom::Protocol::ascii}) {
+        protocol_ = p;
+        const std::size_t made =
+            heap_allocations_of_bursts([&](asio::io_context& io, folsom::Client& client) {
+                return quiet_set_burst(io, client);
+            });
+        // The bursts' own overhead, and a copy of the quiet view's client handle per burst.
+        EXPECT_LE(made, burst_overhead) << static_cast<int>(p);
+    }
+}
+
+TEST_F(ClientAllocations, SetMultiAllocatesOnlyItsResultPerCallNotPerKey) {
+    for (auto p : {folsom::Protocol::meta, folsom::Protocol::binary, folsom::Protocol::ascii}) {
+        protocol_ = p;
+        const std::size_t made =
+            heap_allocations_of_bursts([&](asio::io_context& io, folsom::Client& client) {
+                return set_multi_burst(io, client);
+            });
+        // One result vector per call: 20 calls of 50 keys a burst.
+        const std::size_t calls = std::size_t{rounds} * (keys / keys_per_multi_get);
+        EXPECT_LE(made, calls + burst_overhead) << static_cast<int>(p);
+    }
 }
 
 TEST_F(ClientAllocations, APipelineRunFromCompletionsAllocatesNothingPerViewGet) {

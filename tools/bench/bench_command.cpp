@@ -67,6 +67,9 @@ void BenchCommand::add_to(CLI::App& app, std::function<int()>& action) {
     b->add_option("--op", op_name_, "Workload: get, set, mget (multi-get) or mixed")
         ->check(CLI::IsMember({"get", "set", "mget", "mixed"}))
         ->default_str("get");
+    b->add_flag("--noreply", w_.noreply,
+                "Measured sets are quiet (fire-and-forget): meta and binary still report each "
+                "one's outcome at the next barrier; ascii sends noreply (outcome unknown)");
     b->add_option("--keys", w_.keys, "Key space: keys k0..k<N-1> (default 10000)")
         ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1'000'000'000'000}));
     b->add_option("--value-size", w_.value_size,
@@ -191,11 +194,12 @@ int BenchCommand::run() {
         fmt::print("server: {}\n", versions);
     fmt::print(
         "bench: op={} keys={} value-size={}{} depth={} connections={} threads={} "
-        "protocol={}{}{}\n",
+        "protocol={}{}{}{}\n",
         to_string(w_.op), w_.keys, w_.value_size,
         w_.op == Op::mget ? fmt::format(" batch={}", w_.batch) : "", w_.depth, w_.connections,
         w_.threads, g_.protocol_name,
         w_.op == Op::mixed ? fmt::format(" set-ratio={}", w_.set_ratio) : "",
+        w_.noreply ? " noreply" : "",
         w_.requests ? fmt::format(" requests={} (cap {} s)", w_.requests, w_.duration_s)
                     : fmt::format(" duration={} s", w_.duration_s));
     std::fflush(stdout);

@@ -74,6 +74,7 @@ struct Phase {
     std::uint64_t keys = 1;
     unsigned key_width = 1;
     bool sequential = false;  // key = ticket number (preload), instead of random
+    bool noreply = false;     // sets through the quiet view
     std::string_view value;
     std::uint64_t limit = unlimited;
     std::atomic<std::uint64_t> tickets{0};
@@ -96,6 +97,7 @@ class Worker {
     ~Worker();
 
     Client& client() noexcept { return client_; }
+    QuietClient& quiet() noexcept { return quiet_; }
 
     /// Called by the runner while the worker is idle: clears what the last phase counted.
     void reset() {
@@ -123,6 +125,7 @@ class Worker {
     asio::io_context io_{1};
     asio::executor_work_guard<asio::io_context::executor_type> work_;
     Client client_;
+    QuietClient quiet_{client_};  // kept, so a quiet set copies no client handle
     std::vector<std::unique_ptr<Slot>> slots_;
     std::size_t active_ = 0;
     std::thread thread_;
@@ -159,8 +162,12 @@ class Slot {
                 break;
             case Op::set:
             case Op::mixed:
-                c.set(key(0, p.sequential ? ticket : next() % p.keys), p.value, Ttl{0},
-                      [this](std::error_code ec, Status s) { done_set(ec, s); });
+                if (p.noreply)
+                    w_.quiet().set(key(0, p.sequential ? ticket : next() % p.keys), p.value, Ttl{0},
+                                   [this](std::error_code ec, Status s) { done_set(ec, s); });
+                else
+                    c.set(key(0, p.sequential ? ticket : next() % p.keys), p.value, Ttl{0},
+                          [this](std::error_code ec, Status s) { done_set(ec, s); });
                 break;
             case Op::mget: {
                 // Consecutive key numbers from a random start: distinct whenever batch <= keys,
@@ -225,8 +232,8 @@ class Slot {
         if (ec) {
             failed(ec.message());
         } else {
-            ++w_.counts.sets;  // the server saw it, whatever it said
-            if (s == Status::stored) {
+            ++w_.counts.sets;                                // the server saw it, whatever it said
+            if (s == Status::stored || s == Status::sent) {  // sent: ascii noreply
                 record(now);
                 succeeded(1);
             } else {
@@ -358,6 +365,7 @@ PhaseResult Runner::run(const std::function<void(const Tick&)>& on_tick) {
     auto phase = std::make_unique<Phase>();
     Phase& p = *phase;
     p.op = w_.op;
+    p.noreply = w_.noreply;
     p.set_ratio = w_.set_ratio;
     p.batch = w_.batch;
     if (w_.requests != 0) p.limit = w_.requests;

@@ -50,6 +50,7 @@ struct Workload {
     std::uint64_t requests = 0;   ///< stop after this many requests (0: no count limit)
     double set_ratio = 0.1;       ///< share of sets (mixed only)
     bool preload = true;          ///< set every key before the measured phase
+    bool noreply = false;         ///< measured sets are quiet (QuietClient): see quiet_client.hpp
 };
 
 /// What happened, summed over workers.

@@ -93,6 +93,28 @@ class StatusCollector {
     Status status_ = Status::ok;
 };
 
+/// A multi-key write: part i is key i's write. void(error_code, MultiWriteResult); the error
+/// is set only when every key failed (with the first key's error), as a multi-get's is.
+class MultiWriteCollector {
+  public:
+    explicit MultiWriteCollector(std::size_t keys) { result_.results.resize(keys); }
+    void on_value(std::uint32_t, std::uint32_t, const ValueView&) {}
+    void on_stat(std::uint32_t, std::string_view, std::string_view) {}
+    void on_complete(std::uint32_t part, const Completion& c) {
+        // Each part completes once, on one connection's strand; parts write disjoint slots.
+        result_.results[part] = WriteResult{c.ec, c.ec ? Status::ok : c.status};
+    }
+    std::tuple<std::error_code, MultiWriteResult> result() {
+        std::error_code ec;
+        if (!result_.results.empty() && result_.errors() == result_.results.size())
+            ec = result_.results.front().error;
+        return {ec, std::move(result_)};
+    }
+
+  private:
+    MultiWriteResult result_;
+};
+
 /// incr / decr: void(error_code, std::optional<std::uint64_t>); empty when the key is missing.
 class CounterCollector {
   public:

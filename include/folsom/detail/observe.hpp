@@ -49,6 +49,8 @@ constexpr Outcome to_outcome(Status s) noexcept {
             return Outcome::value_too_large;
         case Status::out_of_memory:
             return Outcome::out_of_memory;
+        case Status::sent:
+            return Outcome::sent;
     }
     return Outcome::ok;
 }
@@ -120,6 +122,15 @@ inline SpanEnd span_end_of(const std::tuple<std::error_code, MultiGetViewResult>
     }
     e.hits = std::get<1>(r).hits;
     e.outcome = e.hits ? Outcome::hit : Outcome::miss;
+    return e;
+}
+
+/// A multi-key write: an error only when every key failed (per-key outcomes are in the
+/// result, and in the per-server request metrics).
+inline SpanEnd span_end_of(const std::tuple<std::error_code, MultiWriteResult>& r) noexcept {
+    SpanEnd e;
+    e.error = std::get<0>(r);
+    e.outcome = e.error ? Outcome::error : Outcome::ok;
     return e;
 }
 

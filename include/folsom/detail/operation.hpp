@@ -99,7 +99,30 @@ struct Request {
     /// Lost with its connection, this request will be retried (set by the retrying layer for
     /// its first attempt): metrics then count a retry rather than a completed request.
     bool retryable = false;
+    /// A write the caller does not wait on a reply for (QuietClient): the driver sends it in
+    /// its protocol's quiet form where it has one that still reports failures (meta q, the
+    /// binary ...Q opcodes), and as noreply over ascii. See ProtocolDriver::sends_quietly.
+    bool quiet = false;
+    /// With quiet: the caller needs the true outcome (a multi-key write), so where the quiet
+    /// form cannot report it (ascii noreply) the request is sent acknowledged instead.
+    bool outcome_required = false;
 };
+
+/// True for the writes a quiet request may be: stores, delete, touch, incr/decr.
+constexpr bool is_quiet_capable(OpCode c) noexcept {
+    return is_store(c) || c == OpCode::del || c == OpCode::touch || c == OpCode::incr ||
+           c == OpCode::decr;
+}
+
+/// The outcome of a quiet write the server passed over in silence (its success). A quiet
+/// meta touch (mg T q) is the exception: memcached is silent on its miss, so the meta driver
+/// maps silence to not_found there.
+constexpr Status silent_outcome(OpCode c) noexcept {
+    if (is_store(c)) return Status::stored;
+    if (c == OpCode::del) return Status::deleted;
+    if (c == OpCode::touch) return Status::touched;
+    return Status::ok;  // incr/decr: applied; the new value is not sent
+}
 
 /// How one part ended. Views are valid only during the on_complete call.
 struct Completion {
