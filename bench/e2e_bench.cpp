@@ -127,13 +127,15 @@ struct Row {
     std::string target;
     double target_value = 0;  // folsom <= target_value (µs), 0: none
     double target_ratio = 0;  // folsom/peer <= target_ratio, 0: none
+    double peer_divide = 0;   // the peer's keys per op, when not `divide` (0: as `divide`)
 };
 
 Row row(std::string label, std::string folsom, std::vector<std::string> peers,
         std::string peer_label, double divide = 1, std::string target = "", double target_value = 0,
-        double target_ratio = 0) {
+        double target_ratio = 0, double peer_divide = 0) {
     return Row{std::move(label), std::move(folsom), std::move(peers), std::move(peer_label),
-               divide,           std::move(target), target_value,     target_ratio};
+               divide,           std::move(target), target_value,     target_ratio,
+               peer_divide};
 }
 
 std::string fmt(const char* f, double v) {
@@ -232,6 +234,12 @@ int main(int argc, char** argv) try {
     auto lm_bin = std::make_unique<fb::LibmemcachedCases>(server.port(), keys, true);
     auto fo_bin = std::make_unique<fb::FolsomCases>(server.port(), keys, folsom::Protocol::binary);
     auto fo_meta = std::make_unique<fb::FolsomCases>(server.port(), keys, folsom::Protocol::meta);
+    // A second memcached on a Unix socket (memcached -s has no TCP listener), for its rows.
+    fb::MemcachedProcess unix_server(args.cpu, fb::OnUnixSocket{});
+    auto lm_unix = std::make_unique<fb::LibmemcachedCases>(unix_server.socket_path(), keys);
+    lm_unix->set(keys.size());  // preload every key
+    auto fo_unix = std::make_unique<fb::FolsomCases>(unix_server.socket_path(), keys);
+    auto raw_unix = std::make_unique<fb::RawSocketGet>(unix_server.socket_path(), keys);
 
     auto batches = [](std::uint64_t ops, std::size_t per) { return (ops + per - 1) / per; };
     std::vector<Variant> variants = {
@@ -282,6 +290,14 @@ int main(int argc, char** argv) try {
          [&](std::uint64_t n) { return fo->set_quiet(n, window); }},
         {"setmulti100.folsom", "folsom set_multi, 100 keys", 500,
          [&](std::uint64_t n) { return fo->set_multi(n, 100); }},
+        {"get.seq.raw.unix", "raw blocking Unix socket: send get, recv until END", 2000,
+         [&](std::uint64_t n) { return raw_unix->get(n); }},
+        {"get.seq.folsom.unix", "folsom get over a Unix socket, sequential", 2000,
+         [&](std::uint64_t n) { return fo_unix->get(n, 1); }},
+        {"get.seq.libmemcached.unix", "libmemcached memcached_get loop, Unix socket", 2000,
+         [&](std::uint64_t n) { return lm_unix->get(n); }},
+        {"get.pipe.folsom.unix", "folsom get over a Unix socket, 1000 in flight", 20000,
+         [&](std::uint64_t n) { return fo_unix->get(n, window); }},
     };
     // The protocol table's shapes over the other protocols (ids: <shape>.<client>.<protocol>).
     for (auto& [proto, f] : {std::pair{"binary", fo_bin.get()}, std::pair{"meta", fo_meta.get()}}) {
@@ -333,6 +349,8 @@ int main(int argc, char** argv) try {
         static_cast<int>(server.pid()), server.port(), key_count, value_size,
         fb::cpu_affinity().c_str(), args.cpu >= 0 ? " (--cpu)" : "", fb::load_average().c_str(),
         base.reps);
+    std::printf("The *.unix rows: a second memcached (pid %d, -t 1) on the Unix socket %s.\n\n",
+                static_cast<int>(unix_server.pid()), unix_server.socket_path().c_str());
     std::fflush(stdout);
 
     std::map<std::string, fb::Measurement> results;
@@ -396,11 +414,23 @@ int main(int argc, char** argv) try {
             0.30),
         row("quiet pipelined set, binary (true outcomes)", "set.pipe.folsom_quiet.binary",
             {"set.pipe.libmemcached_noreply"}, "libmemcached BUFFER+NOREPLY"),
+        // libmemcached has no multi-key set: its buffered pipelined set, per set, is the peer.
         row("set_multi 100 keys, per key", "setmulti100.folsom", {"set.pipe.libmemcached_buffered"},
-            "libmemcached BUFFER_REQUESTS", 100, "<= 0.25 us", 0.25),
+            "libmemcached BUFFER_REQUESTS set", 100, "<= 0.25 us", 0.25, 0, 1),
         row("set_multi 100 keys over meta, per key", "setmulti100.folsom.meta",
-            {"set.pipe.libmemcached_buffered"}, "libmemcached BUFFER_REQUESTS", 100, "<= 0.25 us",
-            0.25),
+            {"set.pipe.libmemcached_buffered"}, "libmemcached BUFFER_REQUESTS set", 100,
+            "<= 0.25 us", 0.25, 0, 1),
+        row("set_multi 100 keys over binary, per key", "setmulti100.folsom.binary",
+            {"set.pipe.libmemcached_buffered"}, "libmemcached BUFFER_REQUESTS set", 100,
+            "<= 0.25 us", 0.25, 0, 1),
+        row("sequential get over a Unix socket", "get.seq.folsom.unix",
+            {"get.seq.libmemcached.unix"}, "libmemcached get, Unix socket"),
+        row("sequential get over a Unix socket vs raw Unix socket", "get.seq.folsom.unix",
+            {"get.seq.raw.unix"}, "raw Unix socket", 1, "<= 1.10x raw", 0, 1.10),
+        row("sequential get, Unix socket vs TCP loopback", "get.seq.folsom.unix",
+            {"get.seq.folsom"}, "folsom over TCP loopback"),
+        row("pipelined get over a Unix socket", "get.pipe.folsom.unix", {"get.pipe.folsom"},
+            "folsom over TCP loopback"),
     };
 
     std::printf(
@@ -420,19 +450,21 @@ int main(int argc, char** argv) try {
             }
         }
         const double fc = f->second.cpu_us_per_op / r.divide;
-        const double pc = peer ? peer->cpu_us_per_op / r.divide : 0;
+        const double pc =
+            peer ? peer->cpu_us_per_op / (r.peer_divide > 0 ? r.peer_divide : r.divide) : 0;
         const double ratio = peer ? fc / pc : 0;
         std::string met = "";
         if (r.target_value > 0) met = fc <= r.target_value ? "yes" : "**no**";
         if (r.target_ratio > 0 && peer) met = ratio <= r.target_ratio ? "yes" : "**no**";
         const double kops_div = r.divide == 1 ? 1e3 : 1e3 / r.divide;  // per-key rows: kkeys/s
+        const double peer_kops_div = r.peer_divide > 0 ? 1e3 / r.peer_divide : kops_div;
         std::printf(
             "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.label.c_str(),
             fmt("%.3f", fc).c_str(), fmt("%.1f", f->second.ops_per_s / kops_div).c_str(),
             fmt("%.2f", f->second.allocs_per_op / r.divide).c_str(),
             peer ? (r.peer_label + (r.peers.size() > 1 ? " (" + peer_id + ")" : "")).c_str() : "–",
             peer ? fmt("%.3f", pc).c_str() : "–",
-            peer ? fmt("%.1f", peer->ops_per_s / kops_div).c_str() : "–",
+            peer ? fmt("%.1f", peer->ops_per_s / peer_kops_div).c_str() : "–",
             peer ? fmt("%.2f", ratio).c_str() : "–", r.target.c_str(), met.c_str());
     }
 
@@ -470,6 +502,10 @@ int main(int argc, char** argv) try {
     fo_meta.reset();
     lm.reset();
     lm_bin.reset();
+    raw_unix.reset();
+    fo_unix.reset();
+    lm_unix.reset();
+    unix_server.stop();
     server.stop();
     return 0;
 } catch (const std::exception& e) {

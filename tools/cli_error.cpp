@@ -4,6 +4,13 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
+#include <cstring>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
 namespace folsom::cli {
 
 std::string printable(std::string_view text, std::size_t max) {
@@ -22,6 +29,40 @@ std::string printable(std::string_view text, std::size_t max) {
     return out;
 }
 
+namespace {
+
+/// Why a Unix socket server is unreachable, found by trying it once more (a local connect
+/// answers at once): ": <reason>", or "" when it now accepts.
+std::string unix_socket_problem(const std::string& path) {
+    sockaddr_un addr{};
+    if (path.size() >= sizeof addr.sun_path) return ": the path is too long";
+    addr.sun_family = AF_UNIX;
+    std::memcpy(addr.sun_path, path.data(), path.size());
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return "";
+    const int rc = ::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr);
+    const int e = errno;
+    ::close(fd);
+    if (rc == 0) return "";
+    switch (e) {
+        case ENOENT:
+            return ": no such socket file (is memcached running with -s " + printable(path, 200) +
+                   "?)";
+        case ECONNREFUSED: {
+            struct stat st {};
+            if (::stat(path.c_str(), &st) == 0 && !S_ISSOCK(st.st_mode))
+                return ": it is not a socket";
+            return ": nothing listens on the socket (connection refused)";
+        }
+        case EACCES:
+            return ": permission denied (check the socket's mode, memcached -a)";
+        default:
+            return std::string(": ") + std::strerror(e);
+    }
+}
+
+}  // namespace
+
 std::string describe(std::error_code ec, const ErrorContext& ctx) {
     const std::string server(ctx.server);
     auto at = [&](std::string_view what) {
@@ -39,6 +80,9 @@ std::string describe(std::error_code ec, const ErrorContext& ctx) {
                                ctx.max_value_size);
         case errc::connect_failed:
         case errc::not_connected:
+            if (!server.empty() && server.front() == '/')
+                return fmt::format("cannot connect to {}{}", printable(server, 200),
+                                   unix_socket_problem(server));
             return fmt::format("cannot connect to {}", server);
         case errc::resolve_failed:
             return fmt::format("cannot resolve {}", server);

@@ -33,9 +33,10 @@ void check_readable(const char* option, const std::string& path) {
 void GlobalOptions::add_to(CLI::App& app) {
     CLI::Option* servers_opt =
         app.add_option("--servers", servers,
-                       "Comma-separated HOST:PORT list (default: $MEMCACHED_SERVERS, then "
+                       "Comma-separated list of HOST:PORT[:WEIGHT] and Unix socket paths "
+                       "(/PATH[/?WEIGHT], memcached -s) (default: $MEMCACHED_SERVERS, then "
                        "127.0.0.1:11211)")
-            ->type_name("HOST:PORT[,...]");
+            ->type_name("SERVER[,...]");
     app.add_option("--elasticache", elasticache,
                    "Use the nodes an AWS ElastiCache configuration endpoint lists "
                    "(`config get cluster`) instead of --servers")
@@ -110,9 +111,9 @@ std::vector<std::string> GlobalOptions::server_list() const {
     }
     if (text.empty()) return {"127.0.0.1:11211"};
     std::vector<ServerAddress> parsed;
-    if (parse_server_list(text, parsed))
-        throw CliError("bad " + from + " '" + printable(text) +
-                       "': expected HOST:PORT[,HOST:PORT...]");
+    std::string why;
+    if (parse_server_list(text, parsed, &why))
+        throw CliError("bad " + from + ": " + printable(why, 400));
     // Keep each entry as written (trimmed): ketama hashes the text the user gave.
     std::vector<std::string> list;
     std::size_t start = 0;

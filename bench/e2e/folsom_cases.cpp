@@ -55,9 +55,9 @@ class Window {
     std::uint64_t failed_ = 0;
 };
 
-Options options_for(std::uint16_t port, Protocol protocol) {
+Options options_for(std::string server, Protocol protocol) {
     Options o;
-    o.servers = {"127.0.0.1:" + std::to_string(port)};
+    o.servers = {std::move(server)};
     o.protocol = protocol;
     // Room for the benchmark's window of 1000 plus get_view's slot, which is released only
     // after its callback (where the next request is issued) returns.
@@ -68,7 +68,10 @@ Options options_for(std::uint16_t port, Protocol protocol) {
 }  // namespace
 
 FolsomCases::FolsomCases(std::uint16_t port, const KeySet& keys, Protocol protocol)
-    : keys_(keys), client_(Client::connect(io_, options_for(port, protocol))) {
+    : FolsomCases("127.0.0.1:" + std::to_string(port), keys, protocol) {}
+
+FolsomCases::FolsomCases(std::string server, const KeySet& keys, Protocol protocol)
+    : keys_(keys), client_(Client::connect(io_, options_for(std::move(server), protocol))) {
     if (get(1, 1) != 1) throw std::runtime_error("folsom: first get failed");
 }
 

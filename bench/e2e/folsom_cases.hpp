@@ -20,6 +20,8 @@ class FolsomCases {
   public:
     /// Connects to 127.0.0.1:port over `protocol` (and waits until one get has succeeded).
     FolsomCases(std::uint16_t port, const KeySet& keys, Protocol protocol = Protocol::ascii);
+    /// Connects to `server` as Options::servers names it (e.g. a Unix socket's path).
+    FolsomCases(std::string server, const KeySet& keys, Protocol protocol = Protocol::ascii);
     ~FolsomCases();
     FolsomCases(const FolsomCases&) = delete;
     FolsomCases& operator=(const FolsomCases&) = delete;

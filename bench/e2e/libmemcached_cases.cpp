@@ -15,8 +15,16 @@ namespace {
 
 }  // namespace
 
+LibmemcachedCases::LibmemcachedCases(const std::string& socket_path, const KeySet& keys)
+    : LibmemcachedCases(0, keys, false, socket_path) {}
+
 LibmemcachedCases::LibmemcachedCases(std::uint16_t port, const KeySet& keys, bool binary)
+    : LibmemcachedCases(port, keys, binary, std::string()) {}
+
+LibmemcachedCases::LibmemcachedCases(std::uint16_t port, const KeySet& keys, bool binary,
+                                     std::string socket_path)
     : port_(port),
+      socket_path_(std::move(socket_path)),
       binary_(binary),
       keys_(keys),
       plain_(handle(false, false, false)),
@@ -52,7 +60,9 @@ memcached_st* LibmemcachedCases::handle(bool no_block, bool buffered, bool norep
         memcached_behavior_set(mc, MEMCACHED_BEHAVIOR_IO_BYTES_WATERMARK, 1u << 30);
     }
     if (noreply) memcached_behavior_set(mc, MEMCACHED_BEHAVIOR_NOREPLY, 1);
-    if (auto rc = memcached_server_add(mc, "127.0.0.1", port_); rc != MEMCACHED_SUCCESS)
+    if (auto rc = socket_path_.empty() ? memcached_server_add(mc, "127.0.0.1", port_)
+                                       : memcached_server_add_unix_socket(mc, socket_path_.c_str());
+        rc != MEMCACHED_SUCCESS)
         fail(mc, rc, "memcached_server_add");
     return mc;
 }

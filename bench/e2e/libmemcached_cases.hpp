@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 namespace folsom::bench {
 
@@ -23,6 +24,8 @@ class LibmemcachedCases {
   public:
     /// Handles on 127.0.0.1:port, over the binary protocol when `binary`, else ASCII.
     LibmemcachedCases(std::uint16_t port, const KeySet& keys, bool binary = false);
+    /// Handles on the Unix socket at `socket_path` (memcached_server_add_unix_socket), ASCII.
+    LibmemcachedCases(const std::string& socket_path, const KeySet& keys);
     ~LibmemcachedCases();
     LibmemcachedCases(const LibmemcachedCases&) = delete;
     LibmemcachedCases& operator=(const LibmemcachedCases&) = delete;
@@ -40,9 +43,11 @@ class LibmemcachedCases {
     std::uint64_t set_buffered(std::uint64_t ops, std::size_t window, bool noreply);
 
   private:
+    LibmemcachedCases(std::uint16_t port, const KeySet& keys, bool binary, std::string socket_path);
     memcached_st* handle(bool no_block, bool buffered, bool noreply);
 
     std::uint16_t port_;
+    std::string socket_path_;  // a Unix socket server instead of 127.0.0.1:port_
     bool binary_;
     const KeySet& keys_;
     memcached_st* plain_;

@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <netinet/in.h>
@@ -12,6 +13,7 @@
 #include <stdexcept>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -44,6 +46,18 @@ bool accepts_connections(std::uint16_t port) {
     const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) return false;
     sockaddr_in addr = loopback(port);
+    const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+    ::close(fd);
+    return ok;
+}
+
+bool accepts_connections(const std::string& socket_path) {
+    sockaddr_un addr{};
+    if (socket_path.size() >= sizeof addr.sun_path) return false;
+    addr.sun_family = AF_UNIX;
+    std::memcpy(addr.sun_path, socket_path.data(), socket_path.size());
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return false;
     const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
     ::close(fd);
     return ok;
@@ -102,13 +116,32 @@ MemcachedProcess::MemcachedProcess(int cpu, std::string binary) : binary_(std::m
     throw std::runtime_error("could not start " + binary_ + " on a loopback port");
 }
 
+MemcachedProcess::MemcachedProcess(int cpu, OnUnixSocket, std::string binary)
+    : binary_(std::move(binary)) {
+    char pattern[] = "/tmp/folsom-bench-XXXXXX";
+    if (::mkdtemp(pattern) == nullptr) throw std::runtime_error("mkdtemp failed");
+    dir_ = pattern;
+    socket_path_ = dir_ + "/memcached.sock";
+    spawn(cpu);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (std::chrono::steady_clock::now() < deadline) {
+        if (accepts_connections(socket_path_)) return;
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    stop();
+    throw std::runtime_error("could not start " + binary_ + " on the Unix socket " + socket_path_);
+}
+
 MemcachedProcess::~MemcachedProcess() {
     stop();
 }
 
 void MemcachedProcess::spawn(int cpu) {
-    std::vector<std::string> args = {binary_, "-l", "127.0.0.1", "-p", std::to_string(port_),
-                                     "-U",    "0",  "-t",        "1"};
+    std::vector<std::string> args = {binary_, "-U", "0", "-t", "1"};
+    if (socket_path_.empty())
+        args.insert(args.end(), {"-l", "127.0.0.1", "-p", std::to_string(port_)});
+    else
+        args.insert(args.end(), {"-s", socket_path_});
     if (::geteuid() == 0) {  // memcached refuses to run as root without -u
         args.emplace_back("-u");
         args.emplace_back("root");
@@ -133,6 +166,15 @@ void MemcachedProcess::spawn(int cpu) {
 }
 
 void MemcachedProcess::stop() noexcept {
+    stop_process();
+    if (!dir_.empty()) {
+        ::unlink(socket_path_.c_str());
+        ::rmdir(dir_.c_str());
+        dir_.clear();
+    }
+}
+
+void MemcachedProcess::stop_process() noexcept {
     if (pid_ <= 0) return;
     ::kill(pid_, SIGTERM);
     int status = 0;

@@ -7,16 +7,35 @@
 #include <stdexcept>
 #include <string>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 namespace folsom::bench {
 
-RawSocketGet::RawSocketGet(std::uint16_t port, const KeySet& keys)
+RawSocketGet::RawSocketGet(const KeySet& keys)
     : keys_(keys),
       // "VALUE " <key> " 0 " <size> "\r\n" <data> "\r\n", counted once, outside the timed loops.
       hit_bytes_but_key_(6 + 3 + std::to_string(keys.value.size()).size() + 2 + keys.value.size() +
                          2),
-      reply_(std::size_t{1} << 20, '\0') {
+      reply_(std::size_t{1} << 20, '\0') {}
+
+RawSocketGet::RawSocketGet(const std::string& socket_path, const KeySet& keys)
+    : RawSocketGet(keys) {
+    sockaddr_un addr{};
+    if (socket_path.size() >= sizeof addr.sun_path)
+        throw std::runtime_error("raw: socket path too long");
+    addr.sun_family = AF_UNIX;
+    std::memcpy(addr.sun_path, socket_path.data(), socket_path.size());
+    fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd_ < 0) throw std::runtime_error("raw: socket() failed");
+    if (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+        ::close(fd_);
+        fd_ = -1;
+        throw std::runtime_error("raw: connect() to " + socket_path + " failed");
+    }
+}
+
+RawSocketGet::RawSocketGet(std::uint16_t port, const KeySet& keys) : RawSocketGet(keys) {
     fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd_ < 0) throw std::runtime_error("raw: socket() failed");
     sockaddr_in addr{};
@@ -27,6 +46,7 @@ RawSocketGet::RawSocketGet(std::uint16_t port, const KeySet& keys)
     ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     if (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
         ::close(fd_);
+        fd_ = -1;  // the destructor runs: the delegated constructor had finished
         throw std::runtime_error("raw: connect() failed");
     }
 }

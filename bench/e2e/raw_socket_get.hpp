@@ -1,4 +1,5 @@
-// The floor for a sequential get and for a multi-get: a blocking loopback socket that sends
+// The floor for a sequential get and for a multi-get: a blocking loopback (or Unix domain)
+// socket that sends
 // "get <key> [<key> ...]\r\n" and recv()s until the reply ends with "END\r\n". No parsing
 // beyond checking the reply's length, no event loop: what one round trip costs the client
 // before any client library does anything.
@@ -16,6 +17,8 @@ namespace folsom::bench {
 class RawSocketGet {
   public:
     RawSocketGet(std::uint16_t port, const KeySet& keys);
+    /// The same over the Unix domain socket at `socket_path`.
+    RawSocketGet(const std::string& socket_path, const KeySet& keys);
     ~RawSocketGet();
     RawSocketGet(const RawSocketGet&) = delete;
     RawSocketGet& operator=(const RawSocketGet&) = delete;
@@ -27,6 +30,7 @@ class RawSocketGet {
     std::uint64_t get_multi(std::uint64_t ops, std::size_t keys_per_op);
 
   private:
+    explicit RawSocketGet(const KeySet& keys);
     /// Sends `request` and reads until "END\r\n"; throws unless the reply is `expect` bytes.
     void round_trip(std::string_view request, std::size_t expect);
     /// Bytes of the hit "VALUE <key> 0 <n>\r\n<n bytes>\r\n" for `key`.

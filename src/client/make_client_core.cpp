@@ -7,6 +7,7 @@
 #include "client/key_prefix_core.hpp"
 #include "client/server_core.hpp"
 #include "cluster/retrying_core.hpp"
+#include "net/connection.hpp"
 
 #include <system_error>
 
@@ -22,8 +23,11 @@ std::shared_ptr<ClientCore> make_client_core(asio::any_io_executor ex, const Opt
         if (options.servers.empty()) throw std::system_error(errc::invalid_argument);
         for (const auto& s : options.servers) {
             ServerAddress addr;
-            if (auto ec = parse_server_address(s, addr))
-                throw std::system_error(ec, "bad server address '" + s + "'");
+            std::string why;
+            if (auto ec = parse_server_address(s, addr, &why)) throw std::system_error(ec, why);
+            if (addr.is_unix_socket() && options.tls)
+                throw std::system_error(make_error_code(errc::invalid_argument),
+                                        net::unix_socket_tls_refusal(addr.host));
             servers.push_back(std::move(addr));
         }
     }

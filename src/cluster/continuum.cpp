@@ -65,9 +65,12 @@ std::vector<Point> libmemcached_ring(std::span<const ServerAddress> servers) {
     for (std::uint32_t s = 0; s < servers.size(); ++s) {
         const ServerAddress& server = servers[s];
         std::string prefix = server.host;
-        if (server.port != default_memcached_port) {
+        // A Unix socket server's port is 0 in libmemcached (memcached_server_add_unix_socket),
+        // and 0 is not the default port: its points are "<path>:0-<i>".
+        const std::uint16_t port = server.is_unix_socket() ? 0 : server.port;
+        if (port != default_memcached_port) {
             prefix += ':';
-            prefix += std::to_string(server.port);
+            prefix += std::to_string(port);
         }
         prefix += '-';
         const std::uint32_t digests = weighted_digests(server.weight, total, servers.size());
@@ -109,7 +112,9 @@ std::vector<Point> spymemcached_ring(std::span<const ServerAddress> servers) {
     std::string name;
     for (std::uint32_t s = 0; s < servers.size(); ++s) {
         const ServerAddress& server = servers[s];
-        const std::string prefix = '/' + server.host + ':' + std::to_string(server.port) + '-';
+        // (libmemcached's spymemcached mode names a Unix socket "/<path>:0-<i>" likewise.)
+        const std::uint16_t port = server.is_unix_socket() ? 0 : server.port;
+        const std::string prefix = '/' + server.host + ':' + std::to_string(port) + '-';
         const std::uint32_t digests = weighted
                                           ? weighted_digests(server.weight, total, servers.size())
                                           : ketama_points_per_server / ketama_points_per_digest;

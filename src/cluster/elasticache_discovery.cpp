@@ -172,6 +172,10 @@ std::shared_ptr<ElastiCacheDiscovery> make_elasticache_discovery(std::string con
     if (auto ec = parse_server_address(config_endpoint, endpoint))
         throw std::system_error(ec,
                                 "bad ElastiCache configuration endpoint '" + config_endpoint + "'");
+    if (endpoint.is_unix_socket())  // ElastiCache endpoints are TCP
+        throw std::system_error(make_error_code(errc::invalid_argument),
+                                "bad ElastiCache configuration endpoint '" + config_endpoint +
+                                    "': expected HOST:PORT, not a Unix socket path");
     return std::make_shared<ElastiCacheDiscoveryImpl>(std::move(endpoint), options);
 }
 

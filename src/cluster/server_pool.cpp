@@ -87,7 +87,7 @@ ServerPool::ServerPool(asio::any_io_executor ex, ServerAddress address, std::siz
     const std::uint32_t metrics_id = options.metrics ? options.metrics->add_server(name_) : 0;
     connections_.reserve(n);
     for (std::size_t i = 0; i < n; ++i) {
-        auto c = std::make_shared<net::Connection>(ex, address_.host, address_.port, options,
+        auto c = std::make_shared<net::Connection>(ex, address_, options,
                                                    detail::make_protocol_driver(options));
         c->set_state_listener(
             [h = health_, i](net::ConnectionState s) { h->on_connection_state(i, s); });

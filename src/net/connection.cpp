@@ -9,6 +9,7 @@
 #include <asio/bind_allocator.hpp>
 #include <asio/bind_executor.hpp>
 #include <asio/connect.hpp>
+#include <asio/local/stream_protocol.hpp>
 #include <asio/post.hpp>
 #include <asio/ssl/host_name_verification.hpp>
 #include <asio/write.hpp>
@@ -68,6 +69,12 @@ std::unique_ptr<asio::ssl::context> make_tls_context(const TlsOptions& tls) {
 
 }  // namespace
 
+std::string unix_socket_tls_refusal(const std::string& path) {
+    return "TLS over a Unix socket is not supported (" + path +
+           "): memcached serves its -s socket in clear text even with -Z; drop Options::tls "
+           "(--tls) for socket servers, or reach the server over TCP";
+}
+
 template <class Buffers, class Handler>
 void Connection::async_read_some(const Buffers& b, Handler&& h) {
     if (tls_)
@@ -121,13 +128,13 @@ asio::io_context::executor_type io_executor_of(const asio::any_io_executor& ex) 
 
 }  // namespace
 
-Connection::Connection(asio::any_io_executor ex, std::string host, std::uint16_t port,
+Connection::Connection(asio::any_io_executor ex, const ServerAddress& server,
                        const Options& options, std::unique_ptr<detail::ProtocolDriver> driver)
     : strand_(asio::make_strand(io_executor_of(ex))),
-      host_(std::move(host)),
-      port_(port),
-      name_(host_.find(':') != std::string::npos ? "[" + host_ + "]:" + std::to_string(port_)
-                                                 : host_ + ":" + std::to_string(port_)),
+      host_(server.host),
+      port_(server.port),
+      unix_socket_(server.is_unix_socket()),
+      name_(server.to_string()),
       options_(options),
       driver_(std::move(driver)),
       socket_(strand_),
@@ -289,15 +296,33 @@ void Connection::do_connect() {
         if (ec || gen != self->generation_ || self->state() != ConnectionState::connecting) return;
         self->fail(errc::timeout, "connect timed out");
     });
+    if (unix_socket_) {
+        // Options normally refuse these at configuration; a Discovery may still hand them in.
+        if (tls_context_) {
+            fail(errc::invalid_argument, unix_socket_tls_refusal(host_));
+            return;
+        }
+        if (host_.size() > max_unix_socket_path) {
+            fail(errc::invalid_argument, "Unix socket path too long: " + host_);
+            return;
+        }
+        // No resolution: a missing file, a regular file or a socket nobody listens on fails
+        // the connect (ENOENT, ECONNREFUSED), as a refused TCP connect does, into backoff.
+        socket_.async_connect(asio::local::stream_protocol::endpoint(host_),
+                              [self = shared_from_this(), gen](const std::error_code& ec) {
+                                  self->on_connected(gen, ec);
+                              });
+        return;
+    }
     if (tls_context_) tls_ = std::make_shared<asio::ssl::stream<Socket>>(strand_, *tls_context_);
     // Numeric addresses skip the resolver (which runs getaddrinfo on a helper thread).
     std::error_code addr_ec;
     const auto addr = asio::ip::make_address(host_, addr_ec);
     if (!addr_ec) {
-        tcp().async_connect(asio::ip::tcp::endpoint(addr, port_),
-                            [self = shared_from_this(), gen](const std::error_code& ec) {
-                                self->on_connected(gen, ec);
-                            });
+        sock().async_connect(asio::ip::tcp::endpoint(addr, port_),
+                             [self = shared_from_this(), gen](const std::error_code& ec) {
+                                 self->on_connected(gen, ec);
+                             });
         return;
     }
     resolver_.async_resolve(
@@ -315,11 +340,17 @@ void Connection::on_resolved(std::uint64_t gen, const std::error_code& ec,
         fail(errc::resolve_failed, ec.message());
         return;
     }
-    asio::async_connect(tcp(), results,
-                        [self = shared_from_this(), gen](const std::error_code& cec,
-                                                         const asio::ip::tcp::endpoint&) {
-                            self->on_connected(gen, cec);
-                        });
+    // The generic socket connects to generic endpoints: convert the resolver's TCP ones (a
+    // connect is rare; the operation keeps its own copy of the list).
+    std::vector<Socket::endpoint_type> endpoints;
+    endpoints.reserve(results.size());
+    for (const auto& entry : results)
+        endpoints.emplace_back(entry.endpoint());
+    asio::async_connect(
+        sock(), std::move(endpoints),
+        [self = shared_from_this(), gen](const std::error_code& cec, const Socket::endpoint_type&) {
+            self->on_connected(gen, cec);
+        });
 }
 
 void Connection::on_connected(std::uint64_t gen, const std::error_code& ec) {
@@ -328,17 +359,20 @@ void Connection::on_connected(std::uint64_t gen, const std::error_code& ec) {
         fail(errc::connect_failed, ec.message());
         return;
     }
-    if (connected_to_itself(tcp())) {  // see self_connection.hpp
-        fail(errc::connect_failed, "connected to itself: nothing listens on " + name_);
-        return;
-    }
     std::error_code ignored;
-    tcp().set_option(asio::ip::tcp::no_delay(options_.tcp_nodelay), ignored);
+    if (!unix_socket_) {
+        if (connected_to_itself(sock())) {  // see self_connection.hpp
+            fail(errc::connect_failed, "connected to itself: nothing listens on " + name_);
+            return;
+        }
+        sock().set_option(asio::ip::tcp::no_delay(options_.tcp_nodelay), ignored);
+    }
     if (tls_) {
         start_tls(gen);
         return;
     }
-    // flush() writes plain TCP with write_some, which must never block the I/O thread.
+    // flush() writes a plain socket (TCP or Unix) with send(2), which must never block the I/O
+    // thread.
     socket_.non_blocking(true, ignored);
     after_transport();
 }
@@ -431,11 +465,11 @@ void Connection::flush() {
             total += s.size;
         });
         writing_ = true;
-        // Plain TCP: write now. The socket is non-blocking and its send buffer almost always
-        // takes the whole batch, so the usual write costs one syscall and no Asio operation
-        // (no completion to queue, no strand hop). Whatever is left (a full send buffer) or
-        // went wrong is handed to an asynchronous write, which also reports errors the usual
-        // way, from its own completion, never from inside this call.
+        // Plain socket (TCP or Unix, no TLS): write now. The socket is non-blocking and its send
+        // buffer almost always takes the whole batch, so the usual write costs one syscall and no
+        // Asio operation (no completion to queue, no strand hop). Whatever is left (a full send
+        // buffer) or went wrong is handed to an asynchronous write, which also reports errors the
+        // usual way, from its own completion, never from inside this call.
         std::size_t written = 0;
         if (!tls_) {
             written = send_now();
@@ -593,7 +627,7 @@ void Connection::on_read(std::uint64_t gen, const std::error_code& ec, std::size
 }
 
 Connection::ReadNow Connection::read_now() {
-    // Plain TCP only (a TLS record may need a write to make progress), and only while reads
+    // Plain sockets only (a TLS record may need a write to make progress), and only while reads
     // have been finding bytes: a recv that finds none costs a syscall for nothing, so after
     // misses the probe runs once every 64 rounds until it hits again.
     if (tls_ || not_connected()) return ReadNow::would_block;
@@ -667,7 +701,7 @@ bool Connection::health_tick() {
 void Connection::fail(std::error_code ec, const std::string& /*why*/) {
     ++generation_;  // every handler of the old socket is now stale
     std::error_code ignored;
-    tcp().close(ignored);
+    sock().close(ignored);
     resolver_.cancel();
     connect_timer_.cancel();
     health_timer_.cancel();
@@ -686,8 +720,9 @@ void Connection::fail(std::error_code ec, const std::string& /*why*/) {
         if (!closed) state_.store(ConnectionState::backoff, std::memory_order_release);
         // Refusals say the same on every connect: a bad certificate, bad credentials, or a
         // server without SASL (the login is an unknown command to it: errc::unsupported).
+        // (And a server this connection cannot reach at all: TLS asked over a Unix socket.)
         if (ec == errc::tls_error || ec == errc::auth_failed || ec == errc::unsupported ||
-            ec == errc::no_sasl_mechanism)
+            ec == errc::no_sasl_mechanism || ec == errc::invalid_argument)
             refusal_ = ec;
         dropped.splice_back(pending_);
         pending_out_.clear();

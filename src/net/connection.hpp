@@ -1,10 +1,11 @@
-// Connection: one TCP stream to one memcached server, pipelined, that re-establishes itself.
+// Connection: one stream to one memcached server -- TCP, TLS over TCP, or a Unix domain socket
+// -- pipelined, that re-establishes itself.
 //
 // Flow of a request:
 //   submit() (any thread, under mu_): encode into pending_out_, queue the command in pending_,
 //     and post one flush to the strand unless one is already on its way.
 //   flush() (strand): swap pending_out_ into writing_out_, move pending_ into inflight_, and
-//     write everything with one scatter-gather write: at once (non-blocking) on plain TCP,
+//     write everything with one scatter-gather write: at once (non-blocking) on a plain socket,
 //     asynchronously for what the socket does not take and over TLS. Requests that arrive
 //     meanwhile collect in pending_out_ and go out together in the next write, so a burst
 //     costs one syscall.
@@ -24,11 +25,13 @@
 #include "folsom/metrics.hpp"
 #include "folsom/options.hpp"
 #include "folsom/protocol/output_buffer.hpp"
+#include "folsom/server_address.hpp"
 
 #include "client/protocol_driver.hpp"
 #include "net/command_queue.hpp"
 #include "net/read_buffer.hpp"
 
+#include <asio/generic/stream_protocol.hpp>
 #include <asio/io_context.hpp>
 #include <asio/ip/tcp.hpp>
 #include <asio/ssl/context.hpp>
@@ -51,14 +54,20 @@ namespace folsom::net {
 
 enum class ConnectionState : std::uint8_t { connecting, connected, backoff, closed };
 
+/// Why a Unix socket server cannot be combined with Options::tls: memcached serves its `-s`
+/// socket in clear text even when started with -Z (its TLS is for TCP listeners only).
+std::string unix_socket_tls_refusal(const std::string& path);
+
 class Connection final : public std::enable_shared_from_this<Connection>,
                          private CompletionObserver {
   public:
     /// Called on the connection's strand whenever the state changes.
     using StateListener = std::function<void(ConnectionState)>;
 
-    Connection(asio::any_io_executor ex, std::string host, std::uint16_t port,
-               const Options& options, std::unique_ptr<detail::ProtocolDriver> driver);
+    /// A connection to `server`: TCP (resolved on every connect unless numeric) or, for a
+    /// socket path, a Unix domain socket (never resolved; no TCP options).
+    Connection(asio::any_io_executor ex, const ServerAddress& server, const Options& options,
+               std::unique_ptr<detail::ProtocolDriver> driver);
     ~Connection();
 
     /// Starts the first connect. Call once, after construction.
@@ -116,7 +125,7 @@ class Connection final : public std::enable_shared_from_this<Connection>,
     bool complete_unanswered();
     void on_written(std::uint64_t gen, const std::error_code& ec, std::size_t n);
     void finish_write(std::size_t n);
-    /// One non-blocking sendmsg of sys_iov_ (plain TCP): the bytes the socket took.
+    /// One non-blocking sendmsg of sys_iov_ (a plain socket, no TLS): the bytes the socket took.
     std::size_t send_now() noexcept;
     void consume_iov(std::size_t n);
     void arm_health_timer();
@@ -151,22 +160,25 @@ class Connection final : public std::enable_shared_from_this<Connection>,
     // properties of its I/O executor, and through an any_io_executor such a query allocates
     // its result (Asio's type erasure), which cost 8 allocations per read+write round trip
     // behind a type-erased strand and still 2 with a strand over an any_io_executor.
+    // The socket is a generic stream socket, which connects to a TCP endpoint or to a Unix
+    // domain socket's (asio::local) alike; the I/O path is the same for both.
     using Strand = asio::strand<asio::io_context::executor_type>;
-    using Socket = asio::basic_stream_socket<asio::ip::tcp, Strand>;
+    using Socket = asio::basic_stream_socket<asio::generic::stream_protocol, Strand>;
     using Resolver = asio::ip::basic_resolver<asio::ip::tcp, Strand>;
     using Timer = asio::basic_waitable_timer<std::chrono::steady_clock,
                                              asio::wait_traits<std::chrono::steady_clock>, Strand>;
 
     Strand strand_;
-    const std::string host_;
+    const std::string host_;  // a name, an IP literal, or a Unix socket's path
     const std::uint16_t port_;
+    const bool unix_socket_;  // host_ is a Unix socket path
     const std::string name_;
     const Options options_;
     std::unique_ptr<detail::ProtocolDriver> driver_;
 
     // The transport: a plain socket, or a TLS stream over its own socket (recreated on every
-    // connect, since a TLS stream cannot be reused). tcp() is whichever socket is live.
-    Socket& tcp() noexcept { return tls_ ? tls_->next_layer() : socket_; }
+    // connect, since a TLS stream cannot be reused). sock() is whichever socket is live.
+    Socket& sock() noexcept { return tls_ ? tls_->next_layer() : socket_; }
     template <class Buffers, class Handler>
     void async_read_some(const Buffers& b, Handler&& h);
     template <class Buffers, class Handler>

@@ -910,4 +910,77 @@ TEST_F(CliTls, BadTlsOptionsAreOneLine) {
     EXPECT_ONE_ERROR_LINE(run({"--tls", "bench", "--requests", "10"}), "--servers");
 }
 
+// ---- Unix domain sockets ------------------------------------------------------------------
+
+TEST(CliUnixSocket, CommandsAndBenchOverASocketServer) {
+    MemcachedServer sock(folsom::test::on_unix_socket);
+    const std::string path = sock.address();
+    auto r = run({"--servers", path, "set", "k", "over a socket"});
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out, "STORED\n");
+    r = run({"get", "k"}, {}, &path);  // from $MEMCACHED_SERVERS
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out, "over a socket");
+    EXPECT_NE(raw_request(sock, "get k\r\n", "END\r\n").find("over a socket"), std::string::npos);
+    for (const char* p : {"meta", "binary", "ascii"}) {
+        SCOPED_TRACE(p);
+        const std::string json_path = temp_path(std::string("unix_bench_") + p + ".json");
+        const long long before = stat_value(raw_request(sock, "stats\r\n", "END\r\n"), "cmd_get");
+        r = run({"--servers", path, "--protocol", p, "bench", "--op", "get", "--keys", "100",
+                 "--requests", "3000", "--depth", "16", "--json", json_path});
+        ASSERT_EQ(r.status, 0) << r.err;
+        EXPECT_NE(r.out.find(path), std::string::npos) << r.out;  // the server it ran against
+        EXPECT_EQ(json_number(read_file(json_path), "ops"), 3000);
+        EXPECT_EQ(json_number(read_file(json_path), "errors"), 0);
+        EXPECT_EQ(stat_value(raw_request(sock, "stats\r\n", "END\r\n"), "cmd_get") - before, 3000);
+        ::unlink(json_path.c_str());
+    }
+}
+
+TEST(CliUnixSocket, ASocketMixedWithTcpServersAndAWeight) {
+    MemcachedServer sock(folsom::test::on_unix_socket);
+    MemcachedServer tcp;
+    const std::string servers = tcp.address() + "," + sock.address() + "/?3";
+    int on_socket = 0;
+    for (int i = 0; i < 40; ++i) {
+        const std::string key = "mixed:" + std::to_string(i);
+        ASSERT_EQ(run({"--servers", servers, "set", key, "v"}).status, 0);
+        ASSERT_EQ(run({"--servers", servers, "get", key}).out, "v");
+        on_socket +=
+            raw_request(sock, "get " + key + "\r\n", "END\r\n").find("VALUE") != std::string::npos;
+    }
+    // Weight 3 of 4: most keys, not all (the exact split is the placement tests' business).
+    EXPECT_GT(on_socket, 20);
+    EXPECT_LT(on_socket, 40);
+}
+
+TEST(CliUnixSocket, AnUnreachableSocketIsOneLineSayingWhy) {
+    folsom::test::TempDir dir;
+    const std::string missing = dir.file("none.sock");
+    auto r = run({"--servers", missing, "get", "k"});
+    EXPECT_ONE_ERROR_LINE(r, missing);
+    EXPECT_NE(r.err.find("no such socket file"), std::string::npos) << r.err;
+    EXPECT_LT(r.elapsed, 2s);
+
+    const std::string regular = dir.file("regular");
+    std::ofstream(regular) << "x";
+    r = run({"--servers", regular, "get", "k"});
+    EXPECT_ONE_ERROR_LINE(r, regular);
+    EXPECT_NE(r.err.find("not a socket"), std::string::npos) << r.err;
+
+    {
+        MemcachedServer sock(folsom::test::on_unix_socket);
+        sock.kill();  // the socket file stays, nobody listens
+        r = run({"--servers", sock.address(), "get", "k"});
+        EXPECT_ONE_ERROR_LINE(r, sock.address());
+        EXPECT_NE(r.err.find("nothing listens"), std::string::npos) << r.err;
+    }
+
+    const std::string too_long = "/tmp/" + std::string(200, 'l') + ".sock";
+    r = run({"--servers", too_long, "get", "k"});
+    EXPECT_ONE_ERROR_LINE(r, "too long");
+    EXPECT_ONE_ERROR_LINE(run({"--servers", "/run/mc.sock", "--tls", "get", "k"}),
+                          "TLS over a Unix socket");
+}
+
 }  // namespace

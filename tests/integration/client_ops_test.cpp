@@ -30,19 +30,28 @@ std::error_code code_of(const std::system_error& e) {
     return e.code();
 }
 
-class ClientOps : public ::testing::TestWithParam<folsom::Protocol> {
+// Each protocol over TCP loopback and over a Unix domain socket (memcached -s).
+class ClientOps : public ::testing::TestWithParam<folsom::test::ProtocolAndTransport> {
   protected:
     // -I 2m: items up to 2 MiB, so the 1 MiB value test fits with the item header.
-    ClientOps() : server_({"-I", "2m"}) {}
+    ClientOps() : owned_(start({"-I", "2m"})), server_(*owned_) {}
+
+    bool over_unix_socket() const {
+        return std::get<1>(GetParam()) == folsom::test::Transport::unix_socket;
+    }
+    std::unique_ptr<folsom::test::MemcachedServer> start(std::vector<std::string> args) const {
+        return folsom::test::start_memcached(over_unix_socket(), std::move(args));
+    }
 
     folsom::Options options() const {
         folsom::Options o;
         o.servers = {server_.address()};
-        o.protocol = GetParam();
+        o.protocol = std::get<0>(GetParam());
         return o;
     }
 
-    folsom::test::MemcachedServer server_;
+    std::unique_ptr<folsom::test::MemcachedServer> owned_;
+    folsom::test::MemcachedServer& server_;
 };
 
 TEST_P(ClientOps, SetGetAndMiss) {
@@ -302,7 +311,7 @@ TEST_P(ClientOps, ValueSizesAndBinarySafety) {
 TEST_P(ClientOps, BadInputIsRefusedBeforeSendingAndTheConnectionStaysHealthy) {
     folsom::BlockingClient c(options());
     ASSERT_EQ(c.set("ok", "1"), Status::stored);
-    const auto before = folsom::test::raw_request(server_.port(), "stats\r\n", "END\r\n");
+    const auto before = folsom::test::raw_request(server_, "stats\r\n", "END\r\n");
     const std::string bad_keys[] = {"",         std::string(251, 'k'), "has space",
                                     "cr\rlf",   "new\nline",           std::string("nul\0byte", 8),
                                     "tab\tkey", "inject\r\nflush_all"};
@@ -326,7 +335,7 @@ TEST_P(ClientOps, BadInputIsRefusedBeforeSendingAndTheConnectionStaysHealthy) {
     } catch (const std::system_error& e) {
         EXPECT_EQ(code_of(e), errc::value_too_large);
     }
-    const auto after = folsom::test::raw_request(server_.port(), "stats\r\n", "END\r\n");
+    const auto after = folsom::test::raw_request(server_, "stats\r\n", "END\r\n");
     EXPECT_EQ(folsom::test::stat_value(before, "cmd_set"),
               folsom::test::stat_value(after, "cmd_set"));
     EXPECT_EQ(folsom::test::stat_value(before, "cmd_get"),
@@ -336,9 +345,9 @@ TEST_P(ClientOps, BadInputIsRefusedBeforeSendingAndTheConnectionStaysHealthy) {
 }
 
 TEST_P(ClientOps, ServerSideTooLargeIsAStatus) {
-    folsom::test::MemcachedServer small({"-I", "1m"});
+    const auto small = start({"-I", "1m"});
     auto o = options();
-    o.servers = {small.address()};
+    o.servers = {small->address()};
     o.max_value_size = 4 * 1024 * 1024;
     folsom::BlockingClient c(o);
     EXPECT_EQ(c.set("huge", std::string(3 * 1024 * 1024, 'h')), Status::value_too_large);
@@ -513,7 +522,7 @@ TEST_P(ClientOps, GetsJoinedIntoFullLinesEachGetTheirOwnAnswer) {
     EXPECT_EQ(folsom::test::joined_gets_answered(options(), 1200), 2400);
 }
 
-INSTANTIATE_TEST_SUITE_P(Protocols, ClientOps, folsom::test::all_protocols,
-                         folsom::test::protocol_name);
+INSTANTIATE_TEST_SUITE_P(Protocols, ClientOps, folsom::test::all_protocols_and_transports,
+                         folsom::test::protocol_and_transport_name);
 
 }  // namespace

@@ -3,13 +3,16 @@
 #include <arpa/inet.h>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdexcept>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -31,7 +34,36 @@ int connect_loopback(std::uint16_t port) {
     return fd;
 }
 
+int connect_unix(const std::string& path) {
+    sockaddr_un addr{};
+    if (path.size() >= sizeof addr.sun_path) return -1;
+    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -1;
+    addr.sun_family = AF_UNIX;
+    std::memcpy(addr.sun_path, path.data(), path.size());
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+        ::close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+std::string request_on(int fd, const std::string& command, const std::string& terminator);
+std::string binary_request_on(int fd, const std::string& packet);
+
 }  // namespace
+
+TempDir::TempDir() {
+    const char* base = std::getenv("TMPDIR");
+    std::string pattern = std::string(base && *base ? base : "/tmp") + "/folsom-XXXXXX";
+    if (!::mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
+    path_ = pattern;
+}
+
+TempDir::~TempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+}
 
 std::uint16_t free_loopback_port() {
     int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -63,6 +95,48 @@ bool wait_until_listening(std::uint16_t port, int timeout_ms) {
     return false;
 }
 
+bool wait_until_listening(const std::string& path, int timeout_ms) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    while (std::chrono::steady_clock::now() < deadline) {
+        int fd = connect_unix(path);
+        if (fd >= 0) {
+            ::close(fd);
+            return true;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+}
+
+MemcachedServer::MemcachedServer(UnixSocket, std::vector<std::string> extra_args)
+    : dir_(std::make_unique<TempDir>()), extra_args_(std::move(extra_args)) {
+    socket_path_ = dir_->file("memcached.sock");
+    spawn();
+    if (wait_listening(5000)) return;
+    kill();
+    throw std::runtime_error("could not start memcached on the Unix socket " + socket_path_);
+}
+
+MemcachedServer::MemcachedServer(UnixSocket, std::string path, std::vector<std::string> extra_args)
+    : socket_path_(std::move(path)), extra_args_(std::move(extra_args)) {
+    spawn();
+    if (wait_listening(5000)) return;
+    kill();
+    throw std::runtime_error("could not start memcached on the Unix socket " + socket_path_);
+}
+
+std::unique_ptr<MemcachedServer> start_memcached(bool over_unix_socket,
+                                                 std::vector<std::string> extra_args) {
+    if (over_unix_socket)
+        return std::make_unique<MemcachedServer>(on_unix_socket, std::move(extra_args));
+    return std::make_unique<MemcachedServer>(std::move(extra_args));
+}
+
+bool MemcachedServer::wait_listening(int timeout_ms) const {
+    return is_unix_socket() ? wait_until_listening(socket_path_, timeout_ms)
+                            : wait_until_listening(port_, timeout_ms);
+}
+
 MemcachedServer::MemcachedServer(std::vector<std::string> extra_args)
     : extra_args_(std::move(extra_args)) {
     // A port can be taken between free_loopback_port() and memcached's bind: retry a few times.
@@ -86,13 +160,17 @@ MemcachedServer::~MemcachedServer() {
 }
 
 std::string MemcachedServer::address() const {
+    if (is_unix_socket()) return socket_path_;
     return "127.0.0.1:" + std::to_string(port_);
 }
 
 void MemcachedServer::spawn() {
-    std::vector<std::string> args = {"memcached", "-l", "127.0.0.1", "-p", std::to_string(port_),
-                                     "-U",        "0",  "-t",        "2",  "-m",
-                                     "64"};
+    std::vector<std::string> args = {"memcached", "-U", "0", "-t", "2", "-m", "64"};
+    if (is_unix_socket()) {
+        args.insert(args.end(), {"-s", socket_path_});  // -s turns the network off
+    } else {
+        args.insert(args.end(), {"-l", "127.0.0.1", "-p", std::to_string(port_)});
+    }
     if (::geteuid() == 0) {  // memcached refuses to run as root without -u
         args.push_back("-u");
         args.push_back("root");
@@ -132,11 +210,11 @@ void MemcachedServer::restart() {
     kill();
     for (int attempt = 0; attempt < 50; ++attempt) {  // the port may linger briefly
         spawn();
-        if (wait_until_listening(port_, 2000)) return;
+        if (wait_listening(2000)) return;
         kill();
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
-    throw std::runtime_error("could not restart memcached on port " + std::to_string(port_));
+    throw std::runtime_error("could not restart memcached on " + address());
 }
 
 void MemcachedServer::freeze() {
@@ -162,6 +240,39 @@ std::string raw_request(std::uint16_t port, const std::string& command,
                         const std::string& terminator) {
     int fd = connect_loopback(port);
     if (fd < 0) throw std::runtime_error("raw_request: cannot connect");
+    return request_on(fd, command, terminator);
+}
+
+std::string raw_request_unix(const std::string& path, const std::string& command,
+                             const std::string& terminator) {
+    int fd = connect_unix(path);
+    if (fd < 0) throw std::runtime_error("raw_request: cannot connect to " + path);
+    return request_on(fd, command, terminator);
+}
+
+std::string raw_request(const MemcachedServer& server, const std::string& command,
+                        const std::string& terminator) {
+    return server.is_unix_socket() ? raw_request_unix(server.socket_path(), command, terminator)
+                                   : raw_request(server.port(), command, terminator);
+}
+
+std::string raw_binary_request(std::uint16_t port, const std::string& packet) {
+    int fd = connect_loopback(port);
+    if (fd < 0) throw std::runtime_error("raw_binary_request: cannot connect");
+    return binary_request_on(fd, packet);
+}
+
+std::string raw_binary_request(const MemcachedServer& server, const std::string& packet) {
+    if (!server.is_unix_socket()) return raw_binary_request(server.port(), packet);
+    int fd = connect_unix(server.socket_path());
+    if (fd < 0) throw std::runtime_error("raw_binary_request: cannot connect");
+    return binary_request_on(fd, packet);
+}
+
+namespace {
+
+// Both take the connected `fd` and close it.
+std::string request_on(int fd, const std::string& command, const std::string& terminator) {
     std::size_t off = 0;
     while (off < command.size()) {
         ssize_t n = ::send(fd, command.data() + off, command.size() - off, MSG_NOSIGNAL);
@@ -188,9 +299,7 @@ std::string raw_request(std::uint16_t port, const std::string& command,
     return reply;
 }
 
-std::string raw_binary_request(std::uint16_t port, const std::string& packet) {
-    int fd = connect_loopback(port);
-    if (fd < 0) throw std::runtime_error("raw_binary_request: cannot connect");
+std::string binary_request_on(int fd, const std::string& packet) {
     if (::send(fd, packet.data(), packet.size(), MSG_NOSIGNAL) !=
         static_cast<ssize_t>(packet.size())) {
         ::close(fd);
@@ -215,6 +324,8 @@ std::string raw_binary_request(std::uint16_t port, const std::string& packet) {
     ::close(fd);
     return reply;
 }
+
+}  // namespace
 
 long long stat_value(const std::string& stats_reply, const std::string& name) {
     const std::string needle = "STAT " + name + " ";

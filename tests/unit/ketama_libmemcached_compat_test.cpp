@@ -1,6 +1,7 @@
 // Asks Debian's libmemcached where keys go and checks that our continuum agrees, key by key.
 // No server needs to run: libmemcached places keys without connecting.
 #include "folsom/cluster/continuum.hpp"
+#include "folsom/server_address.hpp"
 
 #include <gtest/gtest.h>
 #include <libmemcached/memcached.h>
@@ -47,11 +48,32 @@ class Libmemcached {
             EXPECT_EQ(memcached_behavior_set_distribution(memc_, dist), MEMCACHED_SUCCESS);
         }
         for (const auto& s : servers) {
-            EXPECT_EQ(memcached_server_add_with_weight(memc_, s.host.c_str(), s.port, s.weight),
-                      MEMCACHED_SUCCESS)
-                << s.to_string();
+            // A socket path goes in as libmemcached's own socket server (port 0); weight 1
+            // through the call without a weight, as most applications add one.
+            const memcached_return_t rc =
+                !s.is_unix_socket()
+                    ? memcached_server_add_with_weight(memc_, s.host.c_str(), s.port, s.weight)
+                : s.weight == 1
+                    ? memcached_server_add_unix_socket(memc_, s.host.c_str())
+                    : memcached_server_add_unix_socket_with_weight(memc_, s.host.c_str(), s.weight);
+            EXPECT_EQ(rc, MEMCACHED_SUCCESS) << s.to_string();
         }
         EXPECT_EQ(memcached_server_count(memc_), servers.size());
+        for (std::uint32_t i = 0; i < servers.size(); ++i) {
+            const auto* inst = memcached_server_instance_by_position(memc_, i);
+            if (servers[i].is_unix_socket()) {
+                EXPECT_STREQ(memcached_server_type(inst), "SOCKET");
+                EXPECT_EQ(memcached_server_port(inst), 0);  // what its point names print
+            }
+        }
+    }
+    /// A handle configured from a libmemcached configuration string ("--SOCKET=..."), with the
+    /// weighted ketama MD5 continuum.
+    explicit Libmemcached(const std::string& config)
+        : memc_(memcached(config.data(), config.size())) {
+        EXPECT_NE(memc_, nullptr) << config;
+        EXPECT_EQ(memcached_behavior_set(memc_, MEMCACHED_BEHAVIOR_KETAMA_WEIGHTED, 1),
+                  MEMCACHED_SUCCESS);
     }
     ~Libmemcached() { memcached_free(memc_); }
     Libmemcached(const Libmemcached&) = delete;
@@ -65,9 +87,8 @@ class Libmemcached {
     memcached_st* memc_;
 };
 
-void expect_same_placement(const std::vector<ServerAddress>& servers,
-                           memcached_server_distribution_t theirs, Distribution ours) {
-    const Libmemcached reference(servers, theirs);
+void expect_same_placement(const Libmemcached& reference, const std::vector<ServerAddress>& servers,
+                           Distribution ours) {
     const Continuum continuum(servers, ours);
     std::size_t mismatches = 0;
     std::vector<std::size_t> per_server(servers.size());
@@ -91,6 +112,12 @@ void expect_same_placement(const std::vector<ServerAddress>& servers,
         for (std::size_t s = 0; s < servers.size(); ++s)
             EXPECT_GT(per_server[s], 0u) << s;
     }
+}
+
+void expect_same_placement(const std::vector<ServerAddress>& servers,
+                           memcached_server_distribution_t theirs, Distribution ours) {
+    const Libmemcached reference(servers, theirs);
+    expect_same_placement(reference, servers, ours);
 }
 
 TEST(KetamaLibmemcachedCompat, MixedPortsAndWeights) {
@@ -175,6 +202,61 @@ TEST(KetamaLibmemcachedCompat, SpymemcachedModeWithWeights) {
                            {"10.0.1.8", 11211, 100}},
                           MEMCACHED_DISTRIBUTION_CONSISTENT_KETAMA_SPY,
                           Distribution::ketama_spymemcached);
+}
+
+// Unix socket servers: libmemcached gives a socket server port 0 and names its points
+// "<path>:0-<i>" (0 is not the default port, so the ":0" is printed); the path is hashed as
+// written. Placement must match key by key in rings that mix sockets with TCP servers.
+TEST(KetamaLibmemcachedCompat, UnixSocketsMixedWithTcpServers) {
+    expect_same_placement({ServerAddress::unix_socket("/run/memcached/memcached.sock"),
+                           {"10.0.0.1", 11211, 1},
+                           ServerAddress::unix_socket("/var/run/mc-b.sock"),
+                           {"cache-d.example", 11212, 1},
+                           {"::1", 11300, 1}},
+                          MEMCACHED_DISTRIBUTION_CONSISTENT_WEIGHTED,
+                          Distribution::ketama_libmemcached);
+}
+
+TEST(KetamaLibmemcachedCompat, WeightedUnixSocketsMixedWithTcpServers) {
+    expect_same_placement({ServerAddress::unix_socket("/tmp/a.sock", 3),
+                           {"10.0.0.1", 11211, 1},
+                           ServerAddress::unix_socket("/tmp/b.sock"),
+                           {"10.0.0.2", 11212, 2},
+                           ServerAddress::unix_socket("/srv/cache/with:colon.sock", 5)},
+                          MEMCACHED_DISTRIBUTION_CONSISTENT_WEIGHTED,
+                          Distribution::ketama_libmemcached);
+}
+
+TEST(KetamaLibmemcachedCompat, OnlyUnixSockets) {
+    expect_same_placement(
+        {ServerAddress::unix_socket("/run/mc-1.sock"), ServerAddress::unix_socket("/run/mc-2.sock"),
+         ServerAddress::unix_socket("/run/mc-3.sock")},
+        MEMCACHED_DISTRIBUTION_CONSISTENT_WEIGHTED, Distribution::ketama_libmemcached);
+}
+
+// libmemcached's spymemcached mode names a socket "/<path>:0-<i>" too.
+TEST(KetamaLibmemcachedCompat, SpymemcachedModeWithUnixSockets) {
+    expect_same_placement({ServerAddress::unix_socket("/run/mc-1.sock", 2),
+                           {"10.0.0.2", 11212, 3},
+                           ServerAddress::unix_socket("/run/mc-3.sock", 1)},
+                          MEMCACHED_DISTRIBUTION_CONSISTENT_KETAMA_SPY,
+                          Distribution::ketama_spymemcached);
+}
+
+// Our list syntax against libmemcached's configuration string: "/path/?W" is the weight suffix
+// of its --SOCKET="/path"/?W, and a socket path in our list is the server libmemcached's
+// --SOCKET names.
+TEST(KetamaLibmemcachedCompat, ServerListSyntaxMatchesLibmemcachedConfigurationStrings) {
+    std::vector<ServerAddress> ours;
+    ASSERT_FALSE(folsom::parse_server_list(
+        "/run/memcached/a.sock/?3, 10.0.0.1:11211, /run/memcached/b.sock, 10.0.0.2:11212:2", ours));
+    ASSERT_EQ(ours.size(), 4u);
+    EXPECT_EQ(ours[0], ServerAddress::unix_socket("/run/memcached/a.sock", 3));
+    EXPECT_EQ(ours[2], ServerAddress::unix_socket("/run/memcached/b.sock", 1));
+    const Libmemcached reference(
+        "--SOCKET=\"/run/memcached/a.sock\"/?3 --SERVER=10.0.0.1:11211 "
+        "--SOCKET=\"/run/memcached/b.sock\" --SERVER=10.0.0.2:11212/?2");
+    expect_same_placement(reference, ours, Distribution::ketama_libmemcached);
 }
 
 }  // namespace

@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 namespace {
 
 using folsom::ServerAddress;
@@ -95,6 +98,53 @@ TEST(ServerList, RefusesEmptyEntriesAndKeepsTheOutputOnError) {
         ASSERT_EQ(list.size(), 1u);
         EXPECT_EQ(list[0].host, "keep");
     }
+}
+
+// ---- Unix domain sockets ------------------------------------------------------------------
+
+TEST(ServerAddress, ASocketPathIsAUnixSocketServer) {
+    const auto a = parse_ok("/run/memcached/memcached.sock");
+    EXPECT_TRUE(a.is_unix_socket());
+    EXPECT_EQ(a.host, "/run/memcached/memcached.sock");
+    EXPECT_EQ(a.port, 0);  // as libmemcached gives a socket
+    EXPECT_EQ(a.weight, 1u);
+    EXPECT_EQ(a.to_string(), "/run/memcached/memcached.sock");  // its name in metrics
+    EXPECT_EQ(a, ServerAddress::unix_socket("/run/memcached/memcached.sock"));
+    EXPECT_FALSE(parse_ok("10.0.0.1:11211").is_unix_socket());
+}
+
+TEST(ServerAddress, ASocketTakesLibmemcachedsWeightSuffix) {
+    EXPECT_EQ(parse_ok("/run/a.sock/?3"), ServerAddress::unix_socket("/run/a.sock", 3));
+    // A colon is part of the path, not a port.
+    EXPECT_EQ(parse_ok("/srv/with:colon.sock"), ServerAddress::unix_socket("/srv/with:colon.sock"));
+    EXPECT_EQ(parse_error("/run/a.sock/?0"), folsom::errc::invalid_argument);
+    EXPECT_EQ(parse_error("/run/a.sock/?"), folsom::errc::invalid_argument);
+    EXPECT_EQ(parse_error("/run/a.sock/?-1"), folsom::errc::invalid_argument);
+}
+
+TEST(ServerAddress, BadSocketPathsAreRefusedSayingWhy) {
+    ServerAddress a;
+    std::string why;
+    const std::string too_long = "/" + std::string(folsom::max_unix_socket_path, 'x');
+    EXPECT_EQ(folsom::parse_server_address(too_long, a, &why), folsom::errc::invalid_argument);
+    EXPECT_NE(why.find(too_long), std::string::npos) << why;
+    EXPECT_NE(why.find("too long"), std::string::npos) << why;
+    EXPECT_FALSE(parse_ok("/" + std::string(folsom::max_unix_socket_path - 1, 'x')).host.empty());
+    EXPECT_EQ(parse_error("/"), folsom::errc::invalid_argument);
+    EXPECT_EQ(parse_error(std::string("/a\0b", 4)), folsom::errc::invalid_argument);
+    EXPECT_EQ(folsom::parse_server_address("/a\tb", a, &why), folsom::errc::invalid_argument);
+    EXPECT_NE(why.find("\\x09"), std::string::npos) << why;  // shown escaped
+    EXPECT_EQ(folsom::parse_server_address("nohost:99999", a, &why),
+              folsom::errc::invalid_argument);
+    EXPECT_NE(why.find("nohost:99999"), std::string::npos) << why;
+}
+
+TEST(ServerAddress, ListsMixSocketsWithTcpServers) {
+    std::vector<ServerAddress> list;
+    ASSERT_FALSE(folsom::parse_server_list("10.0.0.1:11211, /run/a.sock/?2 ,[::1]:11300", list));
+    ASSERT_EQ(list.size(), 3u);
+    EXPECT_EQ(list[1], ServerAddress::unix_socket("/run/a.sock", 2));
+    EXPECT_EQ(list[2], (ServerAddress{"::1", 11300, 1}));
 }
 
 }  // namespace
