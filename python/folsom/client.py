@@ -34,6 +34,7 @@ class Client:
         if encoding.replace("-", "").lower() != "utf8":
             raise ValueError("folsom encodes str keys and values as UTF-8 only")
         self._serde = serde
+        self.protocol = protocol
         self.default_noreply = bool(default_noreply)
         self.ignore_exc = bool(ignore_exc)
         self.key_prefix = key_prefix

@@ -34,6 +34,7 @@
 #include <string_view>
 #include <sys/eventfd.h>
 #include <system_error>
+#include <type_traits>
 #include <unistd.h>
 #include <utility>
 #include <vector>
@@ -642,13 +643,18 @@ class NativeClient {
     MetricsRegistry* metrics() const noexcept { return metrics_.get(); }
 
   private:
-    /// The handler of a noreply write: counts a failure, wakes waiters on outstanding().
+    /// The handler of a noreply write: counts an error or a refusal (not_stored, exists,
+    /// not_found: what meta and binary report of a quiet write), wakes waiters on outstanding().
     struct Discard {
         NativeClient* c;
         template <class U>
-        void operator()(std::error_code ec, U&&) {
+        void operator()(std::error_code ec, U&& v) {
+            bool failed = static_cast<bool>(ec);
+            if constexpr (std::is_same_v<std::decay_t<U>, Status>)
+                failed = failed || !(v == Status::stored || v == Status::deleted ||
+                                     v == Status::touched || v == Status::ok || v == Status::sent);
             c->loop_.notify([&] {
-                if (ec) ++c->noreply_failures_;
+                if (failed) ++c->noreply_failures_;
             });
         }
     };
