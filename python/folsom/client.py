@@ -43,6 +43,7 @@ class Client:
         self._n = _native.NativeClient(opts, bool(io_thread))
         self._get_value = self._n.get_value
         self._store = self._n.store
+        self._get_dict = self._n.get_multi_dict
 
     # ---- values -------------------------------------------------------------------------
 
@@ -127,9 +128,23 @@ class Client:
 
     def get_many(self, keys):
         """{key: value} of the keys found (split per server, one round trip each)."""
-        keys, values, _ = self._many(keys, False)
         if self._serde is None:
-            return {k: v[0] for k, v in zip(keys, values) if v is not None}
+            if type(keys) is not list:
+                keys = list(keys)
+            if not keys:
+                return {}
+            try:
+                found, err = self._get_dict(keys)
+            except _c._exc.MemcacheIllegalInputError:
+                raise
+            except _c._exc.MemcacheError:
+                if self.ignore_exc:
+                    return {}
+                raise
+            if err and not self.ignore_exc:
+                _c.raise_for(err, "a server did not answer get_many")
+            return found
+        keys, values, _ = self._many(keys, False)
         return {k: self._decode(k, v) for k, v in zip(keys, values) if v is not None}
 
     get_multi = get_many

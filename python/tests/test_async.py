@@ -188,7 +188,7 @@ async def test_server_killed_mid_batch():
         b.stop()
 
 
-async def test_sync_killed_server(memcached):
+def test_sync_killed_server(memcached):
     """The blocking client: a killed server fails its requests, then they fail fast."""
     c = folsom.Client(memcached.address, timeout=2)
     c.set("k", b"v")
