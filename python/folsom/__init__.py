@@ -1,0 +1,43 @@
+"""folsom: a memcached client for Python on folsom-cpp's asynchronous C++ core.
+
+    from folsom import Client
+    c = Client(["127.0.0.1:11211"], protocol="meta")
+    c.set("k", b"v", expire=60)
+    c.get("k")
+
+pymemcache's method names, arguments and return values (Client / HashClient); asyncio through
+folsom.AsyncClient; errors in folsom.exceptions. See python/README.md.
+"""
+
+from .aio import AsyncClient
+from .client import Client, QuietView
+from .exceptions import (
+    MemcacheAuthError,
+    MemcacheClientError,
+    MemcacheClosedError,
+    MemcacheConnectionError,
+    MemcacheDecodeError,
+    MemcacheError,
+    MemcacheFillError,
+    MemcacheIllegalInputError,
+    MemcacheOverloadedError,
+    MemcacheServerError,
+    MemcacheTimeoutError,
+    MemcacheTLSError,
+    MemcacheUnexpectedCloseError,
+    MemcacheUnknownError,
+    MemcacheUnsupportedError,
+    MemcacheValueTooLargeError,
+)
+
+HashClient = Client  # pymemcache's name for a client of several servers
+
+__all__ = [
+    "AsyncClient", "Client", "HashClient", "QuietView",
+    "MemcacheAuthError", "MemcacheClientError", "MemcacheClosedError", "MemcacheConnectionError",
+    "MemcacheDecodeError", "MemcacheError", "MemcacheFillError", "MemcacheIllegalInputError",
+    "MemcacheOverloadedError", "MemcacheServerError", "MemcacheTimeoutError", "MemcacheTLSError",
+    "MemcacheUnexpectedCloseError", "MemcacheUnknownError", "MemcacheUnsupportedError",
+    "MemcacheValueTooLargeError",
+]
+__version__ = "0.1.0"

@@ -1,0 +1,291 @@
+"""folsom.AsyncClient: Client's methods as coroutines, for asyncio.
+
+Requests are started from the event loop's thread and run on the client's I/O thread; their
+completions are queued there and the loop is woken through one eventfd (loop.add_reader), which
+is written only when the queue goes from empty to non-empty: one wake-up per batch of
+completions, however many requests are in flight. Thousands of concurrent ``await c.get(k)``
+are pipelined onto the same connections. Cancelling the awaiting task cancels the request.
+"""
+
+import asyncio
+
+from . import _common as _c
+from . import _native
+from .client import Client, _stored
+
+_CancelledError = asyncio.CancelledError
+
+
+class AsyncClient(Client):
+    """As folsom.Client, with every request method a coroutine. Bound to the first event loop
+    that uses it. close() (or ``async with``) ends it."""
+
+    def __init__(self, servers, protocol="meta", **kwargs):
+        kwargs["io_thread"] = True
+        super().__init__(servers, protocol, **kwargs)
+        self._loop = None
+        self._fd = self._n.event_fd()
+
+    # ---- the bridge to the event loop ---------------------------------------------------
+
+    def _future(self):
+        loop = asyncio.get_running_loop()
+        if loop is not self._loop:
+            if self._loop is not None:
+                raise RuntimeError("this AsyncClient is bound to another event loop")
+            loop.add_reader(self._fd, self._n.drain)
+            self._loop = loop
+        return loop.create_future()
+
+    async def _await(self, fut, pending):
+        try:
+            return await fut
+        except _CancelledError:
+            pending.cancel()
+            raise
+
+    def wakeups(self):
+        """(eventfd writes, completions) so far: completions arrive in batches."""
+        return self._n.wakeups()
+
+    # ---- retrieval ----------------------------------------------------------------------
+
+    async def get(self, key, default=None):
+        fut = self._future()
+        p = self._n.a_get(fut, key, False)
+        try:
+            v = await fut
+        except _CancelledError:
+            p.cancel()
+            raise
+        except _c._exc.MemcacheIllegalInputError:
+            raise
+        except _c._exc.MemcacheError:
+            if self.ignore_exc:
+                return default
+            raise
+        if v is None:
+            return default
+        return v[0] if self._serde is None else self._decode(key, v)
+
+    async def gets(self, key, default=None, cas_default=None):
+        fut = self._future()
+        v = await self._await(fut, self._n.a_get(fut, key, True))
+        if v is None:
+            return default, cas_default
+        return self._decode(key, v), v[2]
+
+    async def gat(self, key, expire=0, default=None):
+        fut = self._future()
+        v = await self._await(fut, self._n.a_gat(fut, key, _c.check_expire(expire), False))
+        return default if v is None else self._decode(key, v)
+
+    async def gats(self, key, expire=0, default=None, cas_default=None):
+        fut = self._future()
+        v = await self._await(fut, self._n.a_gat(fut, key, _c.check_expire(expire), True))
+        if v is None:
+            return default, cas_default
+        return self._decode(key, v), v[2]
+
+    async def _amany(self, keys, cas):
+        keys = list(keys)
+        if not keys:
+            return keys, []
+        fut = self._future()
+        try:
+            values, err = await self._await(fut, self._n.a_get_multi(fut, keys, cas))
+        except _c._exc.MemcacheIllegalInputError:
+            raise
+        except _c._exc.MemcacheError:
+            if self.ignore_exc:
+                return keys, [None] * len(keys)
+            raise
+        if err and not self.ignore_exc:
+            _c.raise_for(err, "a server did not answer get_many")
+        return keys, values
+
+    async def get_many(self, keys):
+        keys, values = await self._amany(keys, False)
+        return {k: self._decode(k, v) for k, v in zip(keys, values) if v is not None}
+
+    get_multi = get_many
+
+    async def gets_many(self, keys):
+        keys, values = await self._amany(keys, True)
+        return {k: (self._decode(k, v), v[2]) for k, v in zip(keys, values) if v is not None}
+
+    # ---- storage ------------------------------------------------------------------------
+
+    async def _astore(self, mode, key, value, expire, noreply, flags, cas=0):
+        value, flags = self._encode(key, value, _c.check_flags(flags))
+        noreply = self._noreply(noreply)
+        fut = self._future()
+        p = self._n.a_store(fut, mode, key, value, _c.check_expire(expire), flags, cas, noreply)
+        if noreply:
+            # Quiet: the true outcome (meta, binary) arrives with the connection's barrier; it is
+            # not waited for, as pymemcache's noreply does not wait.
+            return True
+        return await self._await(fut, p)
+
+    async def set(self, key, value, expire=0, noreply=None, flags=None):
+        st = await self._astore(_c.SET, key, value, expire, noreply, flags)
+        return st is True or _stored(st)
+
+    async def add(self, key, value, expire=0, noreply=None, flags=None):
+        st = await self._astore(_c.ADD, key, value, expire, noreply, flags)
+        return st is True or _stored(st)
+
+    async def replace(self, key, value, expire=0, noreply=None, flags=None):
+        st = await self._astore(_c.REPLACE, key, value, expire, noreply, flags)
+        return st is True or _stored(st)
+
+    async def append(self, key, value, expire=0, noreply=None, flags=None):
+        st = await self._astore(_c.APPEND, key, value, expire, noreply, flags)
+        return st is True or _stored(st)
+
+    async def prepend(self, key, value, expire=0, noreply=None, flags=None):
+        st = await self._astore(_c.PREPEND, key, value, expire, noreply, flags)
+        return st is True or _stored(st)
+
+    async def cas(self, key, value, cas, expire=0, noreply=False, flags=None):
+        st = await self._astore(_c.CAS, key, value, expire, noreply, flags, _c.cas_int(cas))
+        if st is True:
+            return True
+        if st == _c.EXISTS:
+            return False
+        if st == _c.NOT_FOUND:
+            return None
+        return _stored(st)
+
+    async def set_many(self, values, expire=0, noreply=None, flags=None):
+        items = []
+        f = _c.check_flags(flags)
+        for k, v in values.items():
+            data, fl = self._encode(k, v, f)
+            items.append((k, data, fl))
+        if not items:
+            return []
+        fut = self._future()
+        results = await self._await(fut, self._n.a_set_multi(fut, items, _c.check_expire(expire)))
+        return [item[0] for item, (err, st) in zip(items, results) if err or st != _c.STORED]
+
+    set_multi = set_many
+
+    async def delete(self, key, noreply=None):
+        noreply = self._noreply(noreply)
+        fut = self._future()
+        p = self._n.a_delete(fut, key, noreply)
+        if noreply:
+            return True
+        return (await self._await(fut, p)) == _c.DELETED
+
+    async def delete_many(self, keys, noreply=None):
+        keys = list(keys)
+        if keys:
+            fut = self._future()
+            await self._await(fut, self._n.a_delete_multi(fut, keys))
+        return True
+
+    delete_multi = delete_many
+
+    async def touch(self, key, expire=0, noreply=None):
+        noreply = self._noreply(noreply)
+        fut = self._future()
+        p = self._n.a_touch(fut, key, _c.check_expire(expire), noreply)
+        if noreply:
+            return True
+        return (await self._await(fut, p)) == _c.TOUCHED
+
+    async def touch_many(self, keys, expire=0):
+        keys = list(keys)
+        if not keys:
+            return []
+        fut = self._future()
+        results = await self._await(fut, self._n.a_touch_multi(fut, keys, _c.check_expire(expire)))
+        return [k for k, (err, st) in zip(keys, results) if err or st != _c.TOUCHED]
+
+    async def _aarith(self, incr, key, value, noreply, initial, initial_expire):
+        delta = _c.check_delta(value)
+        if initial is not None:
+            initial = _c.check_delta(initial)
+        noreply = self._noreply(noreply) if noreply is not False else False
+        fut = self._future()
+        p = self._n.a_arith(fut, incr, key, delta, noreply, initial, _c.check_expire(initial_expire))
+        if noreply:
+            return None
+        return await self._await(fut, p)
+
+    async def incr(self, key, value, noreply=False, initial=None, initial_expire=0):
+        return await self._aarith(True, key, value, noreply, initial, initial_expire)
+
+    async def decr(self, key, value, noreply=False, initial=None, initial_expire=0):
+        return await self._aarith(False, key, value, noreply, initial, initial_expire)
+
+    # ---- every server -------------------------------------------------------------------
+
+    async def stats(self, *args):
+        fut = self._future()
+        group = " ".join(a.decode() if isinstance(a, bytes) else str(a) for a in args)
+        nodes = await self._await(fut, self._n.a_stats(fut, group))
+        return _c.one_or_many(nodes, _c.stats_dict)
+
+    async def version(self):
+        fut = self._future()
+        return _c.one_or_many(await self._await(fut, self._n.a_version(fut)), lambda v: v)
+
+    async def flush_all(self, delay=0, noreply=None):
+        fut = self._future()
+        await self._await(fut, self._n.a_flush_all(fut, int(delay) if delay else None))
+        return True
+
+    async def get_or_fill(self, key, fill, expire=0, **kwargs):
+        """Client.get_or_fill with ``fill`` a coroutine function (or a plain function). The
+        recipe runs in the loop's default executor (a blocking wait there, never on the loop);
+        the fill coroutine runs on this loop."""
+        loop = asyncio.get_running_loop()
+
+        def run_fill():
+            r = fill()
+            if asyncio.iscoroutine(r):
+                return asyncio.run_coroutine_threadsafe(r, loop).result()
+            return r
+
+        sync = Client.get_or_fill
+        return await loop.run_in_executor(None, lambda: sync(self, key, run_fill, expire, **kwargs))
+
+    async def wait_connected(self, timeout=3.0):
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(None, self._n.wait_connected, float(timeout))
+
+    # ---- lifecycle ----------------------------------------------------------------------
+
+    def close(self):
+        """Fails every outstanding request (their awaiters get MemcacheClosedError)."""
+        self._n.close()
+        self._n.drain()
+        if self._loop is not None and not self._loop.is_closed():
+            self._loop.remove_reader(self._fd)
+        self._loop = None
+
+    quit = close
+
+    async def aclose(self):
+        self.close()
+
+    async def __aenter__(self):
+        return self
+
+    async def __aexit__(self, *exc):
+        self.close()
+
+    def quiet(self):
+        raise NotImplementedError("AsyncClient: pass noreply=True to the write methods")
+
+    def __setitem__(self, key, value):
+        raise TypeError("AsyncClient has no item assignment: await client.set(...)")
+
+    __getitem__ = __setitem__
+    __delitem__ = __setitem__
+
+
+del _native

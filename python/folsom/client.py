@@ -1,0 +1,417 @@
+"""folsom.Client: a blocking client with pymemcache's methods, on folsom-cpp's core."""
+
+from . import _common as _c
+from . import _native
+from .exceptions import MemcacheServerError
+
+_STORE_FAILURE = {_c.VALUE_TOO_LARGE: "object too large for cache",
+                  _c.OUT_OF_MEMORY: "out of memory storing object"}
+
+
+def _stored(status):
+    if status in _STORE_FAILURE:
+        raise MemcacheServerError(_STORE_FAILURE[status])
+    return status == _c.STORED or status == _c.SENT
+
+
+class Client:
+    """A memcached client with pymemcache's Client/HashClient methods.
+
+    ``servers`` is one "host:port", a (host, port) tuple, a socket path, or a list of them
+    (several servers: keys are placed by ketama, as libmemcached/pylibmc do). Every call blocks
+    the calling thread with the GIL released; many threads may share one client, and their
+    requests pipeline onto the same connections. Errors raise (see folsom.exceptions); a miss
+    is ``default``.
+
+    By default the threads that wait on the client run its I/O themselves (no thread hand-off:
+    the cheapest sequential requests); ``io_thread=True`` gives the client its own I/O thread.
+    """
+
+    def __init__(self, servers, protocol="meta", *, serde=None, connect_timeout=None,
+                 timeout=None, no_delay=None, key_prefix=b"", default_noreply=False,
+                 ignore_exc=False, tls_context=None, username=None, password=None,
+                 io_thread=False, encoding="utf8", allow_unicode_keys=True, **options):
+        if encoding.replace("-", "").lower() != "utf8":
+            raise ValueError("folsom encodes str keys and values as UTF-8 only")
+        self._serde = serde
+        self.protocol = protocol
+        self.default_noreply = bool(default_noreply)
+        self.ignore_exc = bool(ignore_exc)
+        self.key_prefix = key_prefix
+        opts = _c.native_options(servers, protocol, connect_timeout, timeout, no_delay, key_prefix,
+                                 tls_context, username, password, options)
+        self._n = _native.NativeClient(opts, bool(io_thread))
+        self._get_value = self._n.get_value
+        self._store = self._n.store
+        self._get_dict = self._n.get_multi_dict
+
+    # ---- values -------------------------------------------------------------------------
+
+    def _encode(self, key, value, flags):
+        if self._serde is not None:
+            value, serde_flags = self._serde.serialize(key, value)
+            if flags is None:
+                flags = serde_flags
+        else:
+            value = _c.plain_value(value)
+        return value, (flags or 0)
+
+    def _decode(self, key, v):
+        if self._serde is None:
+            return v[0]
+        return self._serde.deserialize(key, v[0], v[1])
+
+    def _noreply(self, noreply):
+        return self.default_noreply if noreply is None else bool(noreply)
+
+    # ---- retrieval ----------------------------------------------------------------------
+
+    def get(self, key, default=None):
+        """The value of ``key``, or ``default`` on a miss."""
+        try:
+            if self._serde is None:
+                v = self._get_value(key)
+                return default if v is None else v
+            v = self._n.get(key, False)
+        except _c._exc.MemcacheIllegalInputError:
+            raise
+        except _c._exc.MemcacheError:
+            if self.ignore_exc:
+                return default
+            raise
+        return default if v is None else self._decode(key, v)
+
+    def gets(self, key, default=None, cas_default=None):
+        """(value, cas) of ``key``; (default, cas_default) on a miss. cas is an int."""
+        try:
+            v = self._n.get(key, True)
+        except _c._exc.MemcacheIllegalInputError:
+            raise
+        except _c._exc.MemcacheError:
+            if self.ignore_exc:
+                return default, cas_default
+            raise
+        if v is None:
+            return default, cas_default
+        return self._decode(key, v), v[2]
+
+    def gat(self, key, expire=0, default=None):
+        """Get and touch: the value of ``key`` (``default`` on a miss), its ttl set to expire."""
+        v = self._n.gat(key, _c.check_expire(expire), False)
+        return default if v is None else self._decode(key, v)
+
+    def gats(self, key, expire=0, default=None, cas_default=None):
+        """As gat, returning (value, cas)."""
+        v = self._n.gat(key, _c.check_expire(expire), True)
+        if v is None:
+            return default, cas_default
+        return self._decode(key, v), v[2]
+
+    def _many(self, keys, cas, touch=None):
+        keys = list(keys)
+        if not keys:
+            return keys, [], 0
+        try:
+            if touch is None:
+                values, err = self._n.get_multi(keys, cas)
+            else:
+                values, err = self._n.gat_multi(keys, touch)
+        except _c._exc.MemcacheIllegalInputError:
+            raise
+        except _c._exc.MemcacheError:
+            if self.ignore_exc:
+                return keys, [None] * len(keys), 0
+            raise
+        if err and not self.ignore_exc:
+            _c.raise_for(err, "a server did not answer get_many")
+        return keys, values, err
+
+    def get_many(self, keys):
+        """{key: value} of the keys found (split per server, one round trip each)."""
+        if self._serde is None:
+            if type(keys) is not list:
+                keys = list(keys)
+            if not keys:
+                return {}
+            try:
+                found, err = self._get_dict(keys)
+            except _c._exc.MemcacheIllegalInputError:
+                raise
+            except _c._exc.MemcacheError:
+                if self.ignore_exc:
+                    return {}
+                raise
+            if err and not self.ignore_exc:
+                _c.raise_for(err, "a server did not answer get_many")
+            return found
+        keys, values, _ = self._many(keys, False)
+        return {k: self._decode(k, v) for k, v in zip(keys, values) if v is not None}
+
+    get_multi = get_many
+
+    def gets_many(self, keys):
+        """{key: (value, cas)} of the keys found."""
+        keys, values, _ = self._many(keys, True)
+        return {k: (self._decode(k, v), v[2]) for k, v in zip(keys, values) if v is not None}
+
+    def gat_many(self, keys, expire=0):
+        """get_many that also sets each found key's ttl."""
+        keys, values, _ = self._many(keys, False, _c.check_expire(expire))
+        return {k: self._decode(k, v) for k, v in zip(keys, values) if v is not None}
+
+    # ---- storage ------------------------------------------------------------------------
+
+    def _store_cmd(self, mode, key, value, expire, noreply, flags, cas=0):
+        value, flags = self._encode(key, value, _c.check_flags(flags))
+        noreply = self._noreply(noreply)
+        st = self._store(mode, key, value, _c.check_expire(expire), flags, cas, noreply)
+        return True if noreply else st
+
+    def set(self, key, value, expire=0, noreply=None, flags=None):
+        """Stores ``value``; True (a server's out-of-memory or too-large answer raises)."""
+        st = self._store_cmd(_c.SET, key, value, expire, noreply, flags)
+        return st is True or _stored(st)
+
+    def add(self, key, value, expire=0, noreply=None, flags=None):
+        """Stores only if ``key`` is absent: True if stored, False if it existed."""
+        st = self._store_cmd(_c.ADD, key, value, expire, noreply, flags)
+        return st is True or _stored(st)
+
+    def replace(self, key, value, expire=0, noreply=None, flags=None):
+        """Stores only if ``key`` is present: True if stored, False if it was absent."""
+        st = self._store_cmd(_c.REPLACE, key, value, expire, noreply, flags)
+        return st is True or _stored(st)
+
+    def append(self, key, value, expire=0, noreply=None, flags=None):
+        """Adds bytes after the value: True, or False if ``key`` is absent."""
+        st = self._store_cmd(_c.APPEND, key, value, expire, noreply, flags)
+        return st is True or _stored(st)
+
+    def prepend(self, key, value, expire=0, noreply=None, flags=None):
+        """Adds bytes before the value: True, or False if ``key`` is absent."""
+        st = self._store_cmd(_c.PREPEND, key, value, expire, noreply, flags)
+        return st is True or _stored(st)
+
+    def cas(self, key, value, cas, expire=0, noreply=False, flags=None):
+        """Check and set: True if stored, False if changed since ``cas`` was read (EXISTS),
+        None if ``key`` is absent."""
+        st = self._store_cmd(_c.CAS, key, value, expire, noreply, flags, _c.cas_int(cas))
+        if st is True:
+            return True
+        if st == _c.EXISTS:
+            return False
+        if st == _c.NOT_FOUND:
+            return None
+        return _stored(st)
+
+    def set_many(self, values, expire=0, noreply=None, flags=None):
+        """Stores every item of the dict (quiet pipelines, one barrier per server). Returns the
+        keys that were not stored. Every key's true outcome is waited for, noreply or not."""
+        items = []
+        f = _c.check_flags(flags)
+        for k, v in values.items():
+            data, fl = self._encode(k, v, f)
+            items.append((k, data, fl))
+        if not items:
+            return []
+        results = self._n.set_multi(items, _c.check_expire(expire))
+        return [item[0] for item, (err, st) in zip(items, results) if err or st != _c.STORED]
+
+    set_multi = set_many
+
+    def delete(self, key, noreply=None):
+        """True if ``key`` was deleted, False if it was absent (True with noreply)."""
+        if self._noreply(noreply):
+            self._n.delete(key, True)
+            return True
+        return self._n.delete(key, False) == _c.DELETED
+
+    def delete_many(self, keys, noreply=None):
+        """Deletes every key; True (raises only when every key failed)."""
+        keys = list(keys)
+        if keys:
+            self._n.delete_multi(keys)
+        return True
+
+    delete_multi = delete_many
+
+    def touch(self, key, expire=0, noreply=None):
+        """Sets the ttl of ``key``: True, or False if it is absent (True with noreply)."""
+        if self._noreply(noreply):
+            self._n.touch(key, _c.check_expire(expire), True)
+            return True
+        return self._n.touch(key, _c.check_expire(expire), False) == _c.TOUCHED
+
+    def touch_many(self, keys, expire=0):
+        """Sets every key's ttl; returns the keys that were not touched (absent or failed)."""
+        keys = list(keys)
+        if not keys:
+            return []
+        results = self._n.touch_multi(keys, _c.check_expire(expire))
+        return [k for k, (err, st) in zip(keys, results) if err or st != _c.TOUCHED]
+
+    def incr(self, key, value, noreply=False, initial=None, initial_expire=0):
+        """Adds ``value``: the new value, or None if ``key`` is absent (None with noreply).
+        With ``initial`` (binary and meta protocols), a missing counter is created holding it."""
+        delta = _c.check_delta(value)
+        if initial is not None:
+            initial = _c.check_delta(initial)
+        r = self._n.arith(True, key, delta, self._noreply(noreply) if noreply is not False else False,
+                          initial, _c.check_expire(initial_expire))
+        return r
+
+    def decr(self, key, value, noreply=False, initial=None, initial_expire=0):
+        """Subtracts ``value`` (not below 0): the new value, or None if ``key`` is absent."""
+        delta = _c.check_delta(value)
+        if initial is not None:
+            initial = _c.check_delta(initial)
+        return self._n.arith(False, key, delta, self._noreply(noreply) if noreply is not False else False,
+                             initial, _c.check_expire(initial_expire))
+
+    # ---- stampede recipe (meta protocol) ----------------------------------------------------
+
+    def get_or_fill(self, key, fill, expire=0, *, flags=None, stub_ttl=30, wait=True,
+                    wait_timeout=3.0, with_source=False):
+        """Stampede-protected get (folsom's get_or_fill; meta protocol only): on a miss exactly
+        one caller, the one memcached hands the win, runs ``fill()`` and stores its result; the
+        others wait for it (``wait``) or get None at once. Returns the value, or with
+        ``with_source`` (value, source, stored), source one of "hit", "filled", "waited",
+        "stale", "miss"."""
+        fill_flags = _c.check_flags(flags) or 0
+
+        def run_fill():
+            data, fl = self._encode(key, fill(), fill_flags)
+            if fl != fill_flags:
+                # The recipe's store carries the flags given up front; a serde that picks other
+                # flags for this value would store bytes it cannot read back.
+                raise _c._exc.MemcacheIllegalInputError(
+                    "the serde chose flags %d for the filled value: pass flags=%d" % (fl, fl))
+            return data
+
+        value, source, stored = self._n.get_or_fill(key, run_fill, _c.check_expire(expire),
+                                                    fill_flags, int(stub_ttl), bool(wait),
+                                                    float(wait_timeout))
+        out = None if value is None else self._decode(key, value)
+        if with_source:
+            return out, _c.CACHE_SOURCES[source], stored
+        return out
+
+    # ---- every server -------------------------------------------------------------------
+
+    def stats(self, *args):
+        """memcached's stats (a dict as pymemcache returns it: bytes names, converted values).
+        With several servers: {server: dict} of the servers that answered."""
+        nodes = self._n.stats(" ".join(a.decode() if isinstance(a, bytes) else str(a) for a in args))
+        return _c.one_or_many(nodes, _c.stats_dict)
+
+    def version(self):
+        """The server's version (bytes); with several servers, {server: version}."""
+        return _c.one_or_many(self._n.version(), lambda v: v)
+
+    def flush_all(self, delay=0, noreply=None):
+        """Invalidates every item on every server (after ``delay`` seconds); True."""
+        self._n.flush_all(int(delay) if delay else None)
+        return True
+
+    # ---- folsom's own -------------------------------------------------------------------
+
+    def quiet(self):
+        """A view of this client whose writes are quiet (noreply=True): see docs/quiet-writes.md."""
+        return QuietView(self)
+
+    def server_for(self, key):
+        """The server ("host:port") that owns ``key`` (ketama placement)."""
+        return self._n.server_for(key)
+
+    @property
+    def servers(self):
+        return self._n.servers()
+
+    def wait_connected(self, timeout=3.0):
+        """Blocks until a connection is up (raises MemcacheTimeoutError past ``timeout``)."""
+        self._n.wait_connected(float(timeout))
+
+    def metrics(self):
+        """Per-server request counts, latencies and connection events as a dict (None unless
+        the client was made with metrics=True)."""
+        return self._n.metrics()
+
+    def prometheus_metrics(self):
+        """The same, in the Prometheus text format (None without metrics=True)."""
+        return self._n.prometheus()
+
+    def noreply_failures(self):
+        """noreply writes whose failure the server reported (they raise nothing)."""
+        return self._n.noreply_failures()
+
+    def outstanding(self):
+        return self._n.outstanding()
+
+    # ---- lifecycle ----------------------------------------------------------------------
+
+    def close(self):
+        """Fails every outstanding request with MemcacheClosedError; later calls raise it."""
+        self._n.close()
+
+    quit = close
+    disconnect_all = close
+
+    @property
+    def closed(self):
+        return self._n.closed
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __setitem__(self, key, value):
+        self.set(key, value, noreply=True)
+
+    def __getitem__(self, key):
+        value = self.get(key)
+        if value is None:
+            raise KeyError(key)
+        return value
+
+    def __delitem__(self, key):
+        self.delete(key, noreply=True)
+
+
+class QuietView:
+    """Client.quiet(): the same writes with noreply=True (fire and forget; failures the server
+    reports are counted in Client.noreply_failures())."""
+
+    def __init__(self, client):
+        self._c = client
+
+    def set(self, key, value, expire=0, flags=None):
+        return self._c.set(key, value, expire, True, flags)
+
+    def add(self, key, value, expire=0, flags=None):
+        return self._c.add(key, value, expire, True, flags)
+
+    def replace(self, key, value, expire=0, flags=None):
+        return self._c.replace(key, value, expire, True, flags)
+
+    def append(self, key, value, expire=0, flags=None):
+        return self._c.append(key, value, expire, True, flags)
+
+    def prepend(self, key, value, expire=0, flags=None):
+        return self._c.prepend(key, value, expire, True, flags)
+
+    def cas(self, key, value, cas, expire=0, flags=None):
+        return self._c.cas(key, value, cas, expire, True, flags)
+
+    def delete(self, key):
+        return self._c.delete(key, True)
+
+    def touch(self, key, expire=0):
+        return self._c.touch(key, expire, True)
+
+    def incr(self, key, value):
+        return self._c.incr(key, value, True)
+
+    def decr(self, key, value):
+        return self._c.decr(key, value, True)

@@ -1,0 +1,122 @@
+"""One exception hierarchy, mapped from folsom's error codes (folsom::errc).
+
+pymemcache's names are kept where pymemcache has the concept (MemcacheError,
+MemcacheClientError, MemcacheIllegalInputError, MemcacheServerError, MemcacheUnknownError,
+MemcacheUnexpectedCloseError); connection failures and timeouts also derive from Python's
+builtin ConnectionError and TimeoutError, so ``except ConnectionError`` works as well. Every
+exception raised for a failed request carries ``errc``: folsom's name for the error
+("timeout", "connection_lost", ...).
+"""
+
+
+class MemcacheError(Exception):
+    """Base class of every error this package raises."""
+
+    errc = None
+
+
+class MemcacheClientError(MemcacheError):
+    """The request was refused on the client side, or the server answered CLIENT_ERROR."""
+
+
+class MemcacheIllegalInputError(MemcacheClientError):
+    """A key or value that cannot be sent: wrong type, empty, too long, holding a space or a
+    control character, or a value over max_value_size. Nothing was sent."""
+
+
+class MemcacheValueTooLargeError(MemcacheIllegalInputError):
+    """A value over the client's max_value_size (nothing was sent)."""
+
+
+class MemcacheUnsupportedError(MemcacheClientError):
+    """The operation is not available over the chosen protocol (e.g. SASL over meta)."""
+
+
+class MemcacheClosedError(MemcacheClientError):
+    """The client was closed."""
+
+
+class MemcacheOverloadedError(MemcacheClientError):
+    """More than max_outstanding_requests in flight: the request failed at once."""
+
+
+class MemcacheServerError(MemcacheError):
+    """The server answered SERVER_ERROR (or ERROR)."""
+
+
+class MemcacheUnknownError(MemcacheError):
+    """The server sent bytes that are not a valid reply; the connection was dropped."""
+
+
+class MemcacheConnectionError(MemcacheError, ConnectionError):
+    """No usable connection to the server that owns the key."""
+
+
+class MemcacheUnexpectedCloseError(MemcacheConnectionError):
+    """The connection broke under the request (the server closed it, an I/O error)."""
+
+
+class MemcacheTLSError(MemcacheConnectionError):
+    """The TLS handshake or the certificate check failed."""
+
+
+class MemcacheAuthError(MemcacheConnectionError):
+    """SASL authentication was refused (or the server offers no PLAIN mechanism)."""
+
+
+class MemcacheTimeoutError(MemcacheError, TimeoutError):
+    """A connect, or a reply, took longer than its timeout."""
+
+
+class MemcacheDecodeError(MemcacheError):
+    """A stored value could not be decoded."""
+
+
+class MemcacheFillError(MemcacheError):
+    """get_or_fill's fill function failed."""
+
+
+# folsom::errc value -> class; index 0 is a key or value of the wrong type.
+_BY_ERRC = {
+    "not_connected": MemcacheConnectionError,
+    "closed": MemcacheClosedError,
+    "overloaded": MemcacheOverloadedError,
+    "timeout": MemcacheTimeoutError,
+    "protocol_error": MemcacheUnknownError,
+    "invalid_key": MemcacheIllegalInputError,
+    "value_too_large": MemcacheValueTooLargeError,
+    "auth_failed": MemcacheAuthError,
+    "server_error": MemcacheServerError,
+    "client_error": MemcacheClientError,
+    "invalid_argument": MemcacheIllegalInputError,
+    "resolve_failed": MemcacheConnectionError,
+    "connect_failed": MemcacheConnectionError,
+    "tls_error": MemcacheTLSError,
+    "unsupported": MemcacheUnsupportedError,
+    "cancelled": MemcacheError,  # the asyncio client raises asyncio.CancelledError instead
+    "connection_lost": MemcacheUnexpectedCloseError,
+    "decode_failed": MemcacheDecodeError,
+    "fill_failed": MemcacheFillError,
+    "no_sasl_mechanism": MemcacheAuthError,
+}
+
+
+def _register(native):
+    classes = [MemcacheIllegalInputError] * (max(native.ERRC.values()) + 1)
+    for name, value in native.ERRC.items():
+        classes[value] = _BY_ERRC.get(name, MemcacheError)
+    native._set_error_classes(classes)
+    return classes
+
+
+def error_for(classes, errc_value, what):
+    """An exception instance for a per-key error code of a multi-key result."""
+    cls = classes[errc_value] if 0 < errc_value < len(classes) else MemcacheError
+    e = cls(what)
+    for name, value in _ERRC_NAMES.items():
+        if value == errc_value:
+            e.errc = name
+    return e
+
+
+_ERRC_NAMES = {}
