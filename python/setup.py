@@ -4,7 +4,8 @@ ninja-build, g++, python3-dev, python3-pybind11 and the library's -dev packages
 (scripts/deps installs them all).
 
 Environment: FOLSOM_CMAKE_ARGS adds CMake arguments (e.g. -DCMAKE_BUILD_TYPE=Debug);
-FOLSOM_BUILD_JOBS sets the build's parallelism (default: the machine's cores).
+FOLSOM_BUILD_JOBS sets the build's parallelism (default: the machine's cores); FOLSOM_BUILD_DIR
+is where CMake builds (default: under setuptools' build_temp), kept between installs.
 """
 
 import os
@@ -31,7 +32,8 @@ class CMakeBuild(build_ext):
         if not (ROOT / "CMakeLists.txt").exists() or not (ROOT / "include" / "folsom").is_dir():
             raise RuntimeError("python/ must be built inside the folsom-cpp repository "
                                "(its parent directory holds the C++ library): %s" % ROOT)
-        build_dir = Path(self.build_temp).resolve() / "cmake"
+        build_dir = Path(os.environ.get("FOLSOM_BUILD_DIR") or
+                         Path(self.build_temp) / "cmake").resolve()
         build_dir.mkdir(parents=True, exist_ok=True)
         generator = ["-G", "Ninja"] if shutil.which("ninja") else []
         args = [
