@@ -5,9 +5,10 @@
 /// carries its server's error.
 ///
 /// Ownership: results own everything they hold (values, server names, stat texts); they may be
-/// moved, kept and read from any thread.
+/// moved, kept and read from any thread. A MultiGetResult's values view the one buffer it holds.
 #pragma once
 
+#include "folsom/detail/shared_buffer.hpp"
 #include "folsom/status.hpp"
 #include "folsom/value.hpp"
 
@@ -28,18 +29,30 @@ namespace folsom {
 /// A multi-get whose keys live on several servers is sent to each in parallel; when some
 /// servers fail, the others' values are still delivered. `errors` is empty when every server
 /// answered; otherwise errors[i] says why keys[i] has no answer ({} for the keys that have one).
+///
+/// Ownership: the values' bytes live in one buffer the result holds (`storage`), sized from the
+/// replies, instead of one heap allocation per value: values[i]->data is valid as long as the
+/// result lives, or a copy of it (copies share the buffer, moving it keeps the views valid).
+/// values[i]->to_value() is an owning copy, to keep one value beyond the result.
 struct MultiGetResult {
-    std::vector<std::optional<Value>> values;  ///< values[i]: keys[i]'s value, empty on a miss
-    std::vector<std::error_code> errors;       ///< empty, or errors[i]: why keys[i] is unanswered
+    std::vector<std::optional<ValueRef>> values;  ///< values[i]: keys[i]'s value, empty on a miss
+    std::vector<std::error_code> errors;  ///< empty, or errors[i]: why keys[i] is unanswered
+    detail::SharedBuffer storage;         ///< where the values' bytes live (shared by copies)
 
     /// True when every key got an answer (a hit or a miss).
     bool complete() const noexcept { return errors.empty(); }
 
-    /// The hits as a map from key to value (copies the keys).
+    /// An owning copy of keys[i]'s value (empty on a miss or an unanswered key).
+    std::optional<Value> take(std::size_t i) const {
+        if (i >= values.size() || !values[i]) return std::nullopt;
+        return values[i]->to_value();
+    }
+
+    /// The hits as a map from key to value (copies the keys and the values).
     std::map<std::string, Value, std::less<>> to_map(std::span<const std::string_view> keys) const {
         std::map<std::string, Value, std::less<>> m;
         for (std::size_t i = 0; i < keys.size() && i < values.size(); ++i)
-            if (values[i]) m.emplace(std::string(keys[i]), *values[i]);
+            if (values[i]) m.emplace(std::string(keys[i]), values[i]->to_value());
         return m;
     }
 };

@@ -207,8 +207,15 @@ class TypedClient {
     template <class R>
     static std::error_code decode_into(const Tc& tc, Value&& v, R& out) {
         Encoded stored{std::move(v.data), v.flags};
+        return decode_encoded(tc, std::move(stored), v.cas, out);
+    }
+    /// As above from the stored bytes: a transcoder that does not take them leaves `stored`
+    /// (and its capacity) to the caller.
+    template <class R>
+    static std::error_code decode_encoded(const Tc& tc, Encoded&& stored, std::uint64_t cas,
+                                          R& out) {
         if constexpr (std::is_same_v<R, WithCas<V>>) {
-            out.cas = v.cas;
+            out.cas = cas;
             return tc.decode(std::move(stored), out.value);
         } else {
             return tc.decode(std::move(stored), out);
@@ -240,10 +247,17 @@ class TypedClient {
                     TypedMultiGetResult<R> typed;
                     typed.errors = std::move(raw.errors);
                     typed.values.resize(raw.values.size());
+                    // The raw values view the result's one buffer: each is decoded from one
+                    // reused copy, so a transcoder that does not keep the bytes (a number, a
+                    // struct) costs no allocation per value (a std::string value takes them).
+                    Encoded scratch;
                     for (std::size_t i = 0; i < raw.values.size(); ++i) {
                         if (!raw.values[i]) continue;
                         auto& slot = typed.values[i].emplace();
-                        if (auto dec = decode_into(*tc, std::move(*raw.values[i]), slot)) {
+                        scratch.data.assign(raw.values[i]->data);
+                        scratch.flags = raw.values[i]->flags;
+                        if (auto dec =
+                                decode_encoded(*tc, std::move(scratch), raw.values[i]->cas, slot)) {
                             typed.values[i].reset();
                             if (typed.errors.empty())
                                 typed.errors.assign(raw.values.size(), std::error_code{});

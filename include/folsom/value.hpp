@@ -29,6 +29,28 @@ struct Value {
     friend bool operator==(const Value&, const Value&) = default;
 };
 
+/// A value kept by an owning multi-get result (MultiGetResult): views into the one buffer the
+/// result holds all its values in, so that N hits cost O(1) heap allocations, not one each.
+///
+/// Object lifetimes: `data` is valid as long as the MultiGetResult it came from lives, or any
+/// copy of it (copies share the buffer; moving the result keeps the views valid). To keep a
+/// value longer, or to take it out of the result, call to_value() (an owning copy).
+struct ValueRef {
+    std::string_view data;    ///< the value's bytes (in the result's buffer)
+    std::uint32_t flags = 0;  ///< the item's flags
+    std::uint64_t cas = 0;    ///< set by gets/gats (and by every get over the binary protocol)
+
+    /// An owning copy, to keep independently of the result.
+    Value to_value() const { return Value{std::string(data), flags, cas}; }
+
+    /// Same bytes, flags and cas.
+    friend bool operator==(const ValueRef&, const ValueRef&) = default;
+    /// Same bytes, flags and cas as an owning value.
+    friend bool operator==(const ValueRef& a, const Value& b) noexcept {
+        return a.data == b.data && a.flags == b.flags && a.cas == b.cas;
+    }
+};
+
 /// A value as it sits in the connection's read buffer: no copy was made.
 ///
 /// Object lifetimes: the views are valid only until the callback that received the ValueView

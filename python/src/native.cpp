@@ -187,6 +187,11 @@ py::object to_py(std::optional<Value>&& v) {
     if (!v) return py::none();
     return value_tuple(std::move(*v));
 }
+/// A multi-get's value (a view into its result's buffer): copied into the bytes object.
+py::object to_py(const std::optional<ValueRef>& v) {
+    if (!v) return py::none();
+    return py::make_tuple(py::bytes(v->data.data(), v->data.size()), v->flags, v->cas);
+}
 
 Ttl ttl_of(std::int64_t seconds) { return Ttl(seconds); }
 
@@ -365,7 +370,7 @@ py::object convert(MultiGetResult&& r) {
     py::list values(r.values.size());
     for (std::size_t i = 0; i < r.values.size(); ++i)
         PyList_SET_ITEM(values.ptr(), static_cast<Py_ssize_t>(i),
-                        to_py(std::move(r.values[i])).release().ptr());
+                        to_py(r.values[i]).release().ptr());
     int first_error = 0;
     for (const auto& e : r.errors)
         if (e) {

@@ -133,4 +133,51 @@ std::vector<std::error_code> MultiGetPlan::key_errors(std::error_code& ec) const
     return errors;
 }
 
+void MultiGetCollector::make_room(std::uint32_t part, std::size_t n) {
+    Region& r = regions_[part];
+    if (!r.next) {
+        // The part's first hit: its region of the first block, which the first hit of the
+        // whole call allocates, sized from that hit.
+        SharedBuffer::Block* first = first_.load(std::memory_order_acquire);
+        if (!first) {
+            std::lock_guard<std::mutex> lock(first_mutex_);
+            first = first_.load(std::memory_order_relaxed);
+            if (!first) {
+                const std::size_t keys = std::max<std::size_t>(this->keys().size(), 1);
+                bytes_per_key_ = std::min(std::max(n, min_bytes_per_key), first_block_cap / keys);
+                first = SharedBuffer::allocate(bytes_per_key_ * keys);
+                first_.store(first, std::memory_order_release);
+            }
+        }
+        const std::size_t begin = std::size_t{part_begin(part)} * bytes_per_key_;
+        const std::size_t size = part_keys(part).size() * bytes_per_key_;
+        r.next = first->bytes() + begin;
+        r.end = r.next + size;
+        if (size >= n) return;
+    }
+    // Out of room: a block of the part's own, twice the last (or the region) at least.
+    const std::size_t last =
+        r.own ? r.own->capacity : part_keys(part).size() * std::max(bytes_per_key_, std::size_t{1});
+    SharedBuffer::Block* b = SharedBuffer::allocate(std::max({n, 2 * last, std::size_t{256}}));
+    b->next = r.own;
+    r.own = b;
+    r.next = b->bytes();
+    r.end = r.next + b->capacity;
+}
+
+SharedBuffer::Block* MultiGetCollector::chain_blocks() noexcept {
+    SharedBuffer::Block* first = first_.exchange(nullptr, std::memory_order_acquire);
+    for (Region& r : regions_) {
+        SharedBuffer::Block* own = std::exchange(r.own, nullptr);
+        while (own) {  // (first exists: a part's own blocks come after its region)
+            SharedBuffer::Block* next = own->next;
+            own->next = first->next;
+            first->next = own;
+            own = next;
+        }
+        r.next = r.end = nullptr;
+    }
+    return first;
+}
+
 }  // namespace folsom::detail

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <memory>
 #include <new>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -285,6 +286,138 @@ TEST(MultiGetPlan, ALargePlanGrowsIntoTheHeap) {
         EXPECT_EQ(plan.keys().back(), keys.views.back());
     }
     EXPECT_GT(heap_allocations() - before, 0u);
+}
+
+// ---- the owning collector: every hit's bytes in one shared buffer -------------------------
+
+using folsom::detail::MultiGetCollector;
+
+/// The caller's index of a key of Keys ("key:<i>" and its padding).
+std::size_t index_of(std::string_view key) {
+    return std::stoul(std::string(key.substr(4)));
+}
+
+/// A collector over `keys` on `servers` servers (key i on server i % servers) fed, part after
+/// part, a hit for every `hit_every`-th key with value_of(i) as its bytes, each copied from a
+/// read buffer that is overwritten after the call (as a connection's is).
+folsom::MultiGetResult collect(const Keys& keys, std::uint32_t servers,
+                               const std::vector<std::string>& values, std::size_t hit_every = 1,
+                               std::size_t max_part_bytes = 16 * 1024) {
+    static thread_local std::string read_buffer(4096, ' ');
+    MultiGetCollector c(keys.views);
+    auto server_of = c.scratch(keys.views.size());
+    for (std::size_t i = 0; i < server_of.size(); ++i)
+        server_of[i] = static_cast<std::uint32_t>(i % servers);
+    const std::uint32_t parts = c.plan(server_of, max_part_bytes);
+    for (std::uint32_t p = 0; p < parts; ++p) {
+        for (std::string_view k : c.part_keys(p)) {
+            const std::size_t i = index_of(k);
+            if (i % hit_every != 0) continue;
+            std::copy(values[i].begin(), values[i].end(), read_buffer.begin());
+            folsom::ValueView v{k, std::string_view(read_buffer).substr(0, values[i].size()),
+                                static_cast<std::uint32_t>(i), 1000 + i};
+            c.on_value(p, Operation::unknown_position, v);
+            c.on_value(p, Operation::unknown_position, v);  // a retried part: the first wins
+            std::fill_n(read_buffer.begin(), values[i].size(), '#');
+        }
+        c.on_complete(p, folsom::detail::Completion{});
+    }
+    return std::get<1>(c.result());
+}
+
+std::vector<std::string> values_of(std::size_t n, std::string (*value_of)(std::size_t)) {
+    std::vector<std::string> v;
+    for (std::size_t i = 0; i < n; ++i)
+        v.push_back(value_of(i));
+    return v;
+}
+
+void expect_values(const folsom::MultiGetResult& r, const Keys& keys,
+                   std::string (*value_of)(std::size_t), std::size_t hit_every = 1) {
+    ASSERT_EQ(r.values.size(), keys.views.size());
+    EXPECT_TRUE(r.complete());
+    for (std::size_t i = 0; i < keys.views.size(); ++i) {
+        if (i % hit_every != 0) {
+            EXPECT_FALSE(r.values[i]) << i;
+            continue;
+        }
+        ASSERT_TRUE(r.values[i]) << i;
+        EXPECT_EQ(r.values[i]->data, value_of(i)) << i;
+        EXPECT_EQ(r.values[i]->flags, i);
+        EXPECT_EQ(r.values[i]->cas, 1000 + i);
+    }
+}
+
+std::string same_size(std::size_t i) {
+    return "value " + std::string(40 - std::to_string(i).size(), '.') + std::to_string(i);
+}
+std::string growing(std::size_t i) {
+    return std::string(i % 300, static_cast<char>('a' + i % 26));  // 0 to 299 bytes
+}
+
+TEST(MultiGetCollector, HitsOfOneSizeTakeTwoAllocationsWhateverTheKeyCount) {
+    for (std::size_t n : {1u, 16u, 100u, 1000u, 5000u}) {
+        const Keys keys(n);
+        const auto values = values_of(n, same_size);
+        collect(keys, 1, values);  // warm the request memory's plan blocks
+        // What the plan alone takes (a large one grows beyond its block), then the collector.
+        std::size_t before = heap_allocations();
+        {
+            MultiGetPlan plan(keys.views);
+            plan_interleaved(plan, 1, 16 * 1024);
+        }
+        const std::size_t plan_only = heap_allocations() - before;
+        before = heap_allocations();
+        folsom::MultiGetResult r = collect(keys, 1, values);
+        // The table of values and the one buffer, beside the plan's: 1,001 before at 1,000.
+        EXPECT_LE(heap_allocations() - before, plan_only + 2) << n;
+        expect_values(r, keys, same_size);
+    }
+}
+
+TEST(MultiGetCollector, HitsOfManySizesOnManyServersAndPartsAllArriveIntact) {
+    const Keys keys(2000, 10);
+    const auto values = values_of(2000, growing);
+    for (std::uint32_t servers : {1u, 3u, 7u}) {
+        for (std::size_t max_part : {std::size_t{16 * 1024}, std::size_t{300}}) {
+            expect_values(collect(keys, servers, values, 1, max_part), keys, growing);
+            expect_values(collect(keys, servers, values, 3, max_part), keys, growing, 3);
+        }
+    }
+}
+
+TEST(MultiGetCollector, TheValuesOutliveTheCollectorAndAreSharedByCopiesOfTheResult) {
+    const Keys keys(100);
+    folsom::MultiGetResult copy;
+    std::optional<folsom::Value> taken;
+    {
+        folsom::MultiGetResult r = collect(keys, 3, values_of(100, growing));
+        copy = r;  // shares the buffer
+        folsom::MultiGetResult moved = std::move(r);
+        EXPECT_EQ(moved.values[7]->data.data(), copy.values[7]->data.data());
+        taken = moved.take(42);
+    }
+    expect_values(copy, keys, growing);
+    ASSERT_TRUE(taken);
+    EXPECT_EQ(*taken, (folsom::Value{growing(42), 42, 1042}));
+    EXPECT_EQ(*copy.values[42], *taken);
+    EXPECT_EQ(copy.to_map(keys.views).at("key:5").data, growing(5));
+}
+
+TEST(MultiGetCollector, NoHitsNoBufferAndAnUnfinishedCollectorFreesItsBlocks) {
+    const Keys keys(50);
+    folsom::MultiGetResult none = collect(keys, 2, values_of(50, growing), 1000000);
+    ASSERT_EQ(none.values.size(), 50u);
+    EXPECT_TRUE(none.values[0]);  // key 0 is the one hit
+    for (std::size_t i = 1; i < 50; ++i)
+        EXPECT_FALSE(none.values[i]);
+    // Destroyed before result(): its blocks are freed with it (ASan/LSan would tell).
+    MultiGetCollector c(keys.views);
+    auto server_of = c.scratch(keys.views.size());
+    c.plan(server_of, 16 * 1024);
+    const std::string big(5000, 'x');
+    c.on_value(0, 0, folsom::ValueView{keys.views[0], "small", 0, 0});
+    c.on_value(0, 1, folsom::ValueView{keys.views[1], big, 0, 0});
 }
 
 }  // namespace

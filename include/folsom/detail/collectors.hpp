@@ -10,15 +10,18 @@
 
 #include "folsom/detail/operation.hpp"
 #include "folsom/detail/request_memory.hpp"
+#include "folsom/detail/shared_buffer.hpp"
 #include "folsom/meta.hpp"
 #include "folsom/results.hpp"
 #include "folsom/status.hpp"
 #include "folsom/value.hpp"
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <memory_resource>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -190,6 +193,8 @@ class MultiGetPlan {
     std::vector<std::error_code> key_errors(std::error_code& ec) const;
 
   protected:
+    /// Where a part's keys start among all keys grouped by part.
+    std::uint32_t part_begin(std::uint32_t part) const noexcept { return part_begin_[part]; }
     /// Where the tables of the plan (and of the collectors built on it) live. Allocate only
     /// while initiating: it is not thread-safe.
     std::pmr::memory_resource* pool() noexcept { return &pool_; }
@@ -250,28 +255,77 @@ class MultiGetPlan {
 };
 
 /// Multi-get: void(error_code, MultiGetResult), the values in the caller's key order.
+///
+/// The values are copied into one SharedBuffer the result keeps, not into a Value each: at the
+/// first hit (whichever part it comes from) a block of `keys × that hit's size` bytes is
+/// allocated (at least min_bytes_per_key a key, at most first_block_cap in all) and cut into
+/// one region per part, in proportion to its keys. A part copies its hits into its own region
+/// without synchronisation (parts on different connections run concurrently); a hit that
+/// does not fit (values of different sizes) goes to a block of the part's own, chained to the
+/// first when the result is built. With values of one size, a call of any key count makes two
+/// allocations: the table of values and the buffer.
 class MultiGetCollector : public MultiGetPlan {
   public:
+    /// Per key, at least this much of the first block (small values of varying sizes).
+    static constexpr std::size_t min_bytes_per_key = 16;
+    /// The first block's size at most (beyond it, blocks double per part).
+    static constexpr std::size_t first_block_cap = std::size_t{1} << 20;
+
     explicit MultiGetCollector(std::span<const std::string_view> keys)
         : MultiGetPlan(keys), values_(keys.size()) {}
+    MultiGetCollector(const MultiGetCollector&) = delete;
+    MultiGetCollector& operator=(const MultiGetCollector&) = delete;
+    ~MultiGetCollector() { release_blocks(); }
+
+    std::uint32_t plan(std::span<const std::uint32_t> server_of, std::size_t max_part_bytes,
+                       std::size_t key_overhead = 0) {
+        const std::uint32_t parts = MultiGetPlan::plan(server_of, max_part_bytes, key_overhead);
+        regions_.assign(parts, Region{});  // (from the pool: plan() runs while initiating)
+        return parts;
+    }
 
     void on_value(std::uint32_t part, std::uint32_t position, const ValueView& v) {
         const std::uint32_t i = locate(part, position, v.key);
         if (i == no_key) return;
         // The first value of a key wins (a retried part may deliver it again).
         auto& slot = values_[i];
-        if (!slot) slot = v.to_value();
+        if (slot) return;
+        Region& r = regions_[part];
+        const std::size_t n = v.data.size();
+        if (static_cast<std::size_t>(r.end - r.next) < n || !r.next) [[unlikely]]
+            make_room(part, n);
+        if (n != 0) std::memcpy(r.next, v.data.data(), n);
+        slot.emplace(ValueRef{std::string_view(r.next, n), v.flags, v.cas});
+        r.next += n;
     }
     std::tuple<std::error_code, MultiGetResult> result() {
         std::error_code ec;
         MultiGetResult r;
         r.errors = key_errors(ec);
         r.values = std::move(values_);
+        r.storage = SharedBuffer(chain_blocks());
         return {ec, std::move(r)};
     }
 
   private:
-    std::vector<std::optional<Value>> values_;
+    /// Where a part copies its next hit: [next, end) of the first block or of its own.
+    struct Region {
+        char* next = nullptr;
+        char* end = nullptr;
+        SharedBuffer::Block* own = nullptr;  // the part's own blocks, newest first
+    };
+    /// Makes room for `n` more bytes in the part's region (out of line: once per part, and
+    /// again only when hits differ in size).
+    void make_room(std::uint32_t part, std::size_t n);
+    /// Links every block to the first (nullptr when there was no hit); the caller owns them.
+    SharedBuffer::Block* chain_blocks() noexcept;
+    void release_blocks() noexcept { SharedBuffer::free_chain(chain_blocks()); }
+
+    std::vector<std::optional<ValueRef>> values_;
+    std::pmr::vector<Region> regions_{pool()};
+    std::atomic<SharedBuffer::Block*> first_{nullptr};
+    std::size_t bytes_per_key_ = 0;  // of the first block; written before first_ is published
+    std::mutex first_mutex_;
 };
 
 /// Zero-copy multi-get: void(error_code, MultiGetViewResult). Each hit goes to
