@@ -298,12 +298,16 @@ class Completions {
 
     int fd() const noexcept { return fd_; }
 
-    /// I/O thread: queues a finished op; wakes the loop only for the first of a batch.
+    /// I/O thread: queues a finished op; wakes the loop only for the first of a batch. The
+    /// counters move before the op is published (under the mutex take() also holds), so a
+    /// completion the loop has delivered is always counted.
     void push(std::shared_ptr<AsyncOpBase> op) {
         bool first;
         {
             std::lock_guard lk(m_);
+            pushed_.fetch_add(1, std::memory_order_relaxed);
             first = queue_.empty();
+            if (first) wakeups_.fetch_add(1, std::memory_order_relaxed);
             queue_.push_back(std::move(op));
         }
         if (first) {
@@ -312,9 +316,7 @@ class Completions {
             do {
                 n = ::write(fd_, &one, sizeof one);
             } while (n < 0 && errno == EINTR);
-            wakeups_.fetch_add(1, std::memory_order_relaxed);
         }
-        pushed_.fetch_add(1, std::memory_order_relaxed);
     }
 
     /// Loop thread: clears the eventfd, then takes the whole queue.
