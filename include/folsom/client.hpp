@@ -866,3 +866,4 @@ void Client::get_view(std::string_view key, Callback&& callback) {
 
 // The quiet view (Client::quiet()) needs the whole Client.
 #include "folsom/quiet_client.hpp"
+#include "folsom/send_batch.hpp"

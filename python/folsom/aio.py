@@ -8,12 +8,16 @@ are pipelined onto the same connections. Cancelling the awaiting task cancels th
 """
 
 import asyncio
+import threading
 
 from . import _common as _c
 from . import _native
 from .client import Client, _stored
 
 _CancelledError = asyncio.CancelledError
+_get_ident = threading.get_ident
+_send_batch_begin = _native.send_batch_begin
+_send_batch_end = _native.send_batch_end
 
 
 class AsyncClient(Client):
@@ -24,18 +28,40 @@ class AsyncClient(Client):
         kwargs["io_thread"] = True
         super().__init__(servers, protocol, **kwargs)
         self._loop = None
+        self._thread = None
+        self._batching = False
         self._fd = self._n.event_fd()
 
     # ---- the bridge to the event loop ---------------------------------------------------
 
     def _future(self):
+        """A future of the bound loop for the next request, whose sending joins this turn's
+        batch."""
+        # The thread, not asyncio.get_running_loop(), is checked per request: that call costs
+        # a getpid() system call each time (CPython's fork check).
+        if _get_ident() != self._thread:
+            self._bind()
+        if not self._batching:
+            # The requests started in this turn of the loop go out together, when the turn's
+            # ready callbacks have run: one write per connection and one wake-up of the I/O
+            # thread, instead of one each as the I/O thread preempts the loop.
+            self._batching = True
+            _send_batch_begin()
+            self._loop.call_soon(self._send_batch)
+        return self._loop.create_future()
+
+    def _bind(self):
         loop = asyncio.get_running_loop()
         if loop is not self._loop:
             if self._loop is not None:
                 raise RuntimeError("this AsyncClient is bound to another event loop")
             loop.add_reader(self._fd, self._n.drain)
             self._loop = loop
-        return loop.create_future()
+        self._thread = _get_ident()
+
+    def _send_batch(self):
+        self._batching = False
+        _send_batch_end()
 
     async def _await(self, fut, pending):
         try:
@@ -51,13 +77,13 @@ class AsyncClient(Client):
     # ---- retrieval ----------------------------------------------------------------------
 
     async def get(self, key, default=None):
+        """The value of ``key``, or ``default`` on a miss (or on a failure, with ignore_exc)."""
         fut = self._future()
-        p = self._n.a_get(fut, key, False)
+        # Without a serde the reply is the value's bytes alone (or None): no tuple to build.
+        pending = (self._n.a_get_value(fut, key) if self._serde is None
+                   else self._n.a_get(fut, key, False))
         try:
-            v = await fut
-        except _CancelledError:
-            p.cancel()
-            raise
+            v = await self._await(fut, pending)
         except _c._exc.MemcacheIllegalInputError:
             raise
         except _c._exc.MemcacheError:
@@ -66,7 +92,7 @@ class AsyncClient(Client):
             raise
         if v is None:
             return default
-        return v[0] if self._serde is None else self._decode(key, v)
+        return v if self._serde is None else self._decode(key, v)
 
     async def gets(self, key, default=None, cas_default=None):
         fut = self._future()
@@ -261,11 +287,14 @@ class AsyncClient(Client):
 
     def close(self):
         """Fails every outstanding request (their awaiters get MemcacheClosedError)."""
+        if self._batching and _get_ident() == self._thread:
+            self._send_batch()
         self._n.close()
         self._n.drain()
         if self._loop is not None and not self._loop.is_closed():
             self._loop.remove_reader(self._fd)
         self._loop = None
+        self._thread = None
 
     quit = close
 

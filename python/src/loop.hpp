@@ -8,6 +8,8 @@
 // Nothing here touches Python: handlers run without the GIL.
 #pragma once
 
+#include "folsom/send_batch.hpp"
+
 #include <asio/executor_work_guard.hpp>
 #include <asio/io_context.hpp>
 
@@ -32,8 +34,11 @@ class Loop {
 
     /// Blocks until `done()` is true. `done` is read under the loop's mutex (and, on a driving
     /// thread, between handlers); whatever makes it true must do so through notify().
+    /// A SendBatch open on this thread (an AsyncClient's, on the asyncio loop's thread) would
+    /// hold back the request being waited for: it is sent first.
     template <class Pred>
     void wait(Pred done) {
+        SendBatch::send_held();
         std::unique_lock lk(m_);
         if (threaded_) {
             cv_.wait(lk, done);

@@ -16,12 +16,13 @@
 #include "folsom/metrics_registry.hpp"
 #include "folsom/protocol/key.hpp"
 #include "folsom/quiet_client.hpp"
+#include "folsom/send_batch.hpp"
+
+#include "loop.hpp"
 
 #include <asio/bind_cancellation_slot.hpp>
 #include <asio/cancellation_signal.hpp>
 #include <asio/post.hpp>
-#include <pybind11/pybind11.h>
-#include <pybind11/stl.h>
 
 #include <atomic>
 #include <cerrno>
@@ -30,6 +31,8 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 #include <string>
 #include <string_view>
 #include <sys/eventfd.h>
@@ -38,8 +41,6 @@
 #include <unistd.h>
 #include <utility>
 #include <vector>
-
-#include "loop.hpp"
 
 namespace py = pybind11;
 
@@ -193,7 +194,9 @@ py::object to_py(const std::optional<ValueRef>& v) {
     return py::make_tuple(py::bytes(v->data.data(), v->data.size()), v->flags, v->cas);
 }
 
-Ttl ttl_of(std::int64_t seconds) { return Ttl(seconds); }
+Ttl ttl_of(std::int64_t seconds) {
+    return Ttl(seconds);
+}
 
 std::chrono::milliseconds ms_of(double seconds) {
     if (seconds < 0) throw py::value_error("durations must not be negative");
@@ -217,7 +220,8 @@ std::string bytes_or_str(py::handle h) {
 
 Options parse_options(const py::dict& d) {
     Options o;
-    if (auto s = opt<std::vector<std::string>>(d, "servers")) o.servers = *s;  // assign, never append
+    if (auto s = opt<std::vector<std::string>>(d, "servers"))
+        o.servers = *s;  // assign, never append
     if (auto p = opt<std::string>(d, "protocol")) {
         if (*p == "ascii")
             o.protocol = Protocol::ascii;
@@ -236,9 +240,10 @@ Options parse_options(const py::dict& d) {
         else if (*dist == "folsom_murmur")
             o.distribution = cluster::Distribution::folsom_murmur;
         else
-            throw py::value_error("distribution must be 'ketama' (libmemcached's), "
-                                  "'ketama_spymemcached' or 'folsom_murmur', not '" +
-                                  *dist + "'");
+            throw py::value_error(
+                "distribution must be 'ketama' (libmemcached's), "
+                "'ketama_spymemcached' or 'folsom_murmur', not '" +
+                *dist + "'");
     }
     if (auto v = opt<std::size_t>(d, "max_outstanding_requests")) o.max_outstanding_requests = *v;
     if (auto v = opt<std::size_t>(d, "max_value_size")) o.max_value_size = *v;
@@ -271,6 +276,9 @@ Options parse_options(const py::dict& d) {
 }
 
 // ---- asynchronous completions ------------------------------------------------------------
+
+/// The batch send_batch_begin() opened on this thread (at most one).
+thread_local std::optional<SendBatch> thread_batch;
 
 class NativeClient;
 
@@ -360,8 +368,12 @@ class Pending {
 
 // ---- result conversions ------------------------------------------------------------------
 
-py::object convert(std::optional<Value>&& v) { return to_py(std::move(v)); }
-py::object convert(Status&& s) { return py::int_(static_cast<int>(s)); }
+py::object convert(std::optional<Value>&& v) {
+    return to_py(std::move(v));
+}
+py::object convert(Status&& s) {
+    return py::int_(static_cast<int>(s));
+}
 py::object convert(std::optional<std::uint64_t>&& v) {
     if (!v) return py::none();
     return py::int_(*v);
@@ -386,16 +398,20 @@ py::object convert(MultiWriteResult&& r) {
     py::list out(r.results.size());
     for (std::size_t i = 0; i < r.results.size(); ++i) {
         const auto& w = r.results[i];
-        PyList_SET_ITEM(out.ptr(), static_cast<Py_ssize_t>(i),
-                        py::make_tuple(w.error ? errc_index(w.error) : 0,
-                                       static_cast<int>(w.status))
-                            .release()
-                            .ptr());
+        PyList_SET_ITEM(
+            out.ptr(), static_cast<Py_ssize_t>(i),
+            py::make_tuple(w.error ? errc_index(w.error) : 0, static_cast<int>(w.status))
+                .release()
+                .ptr());
     }
     return out;
 }
-py::object node_value(Status s) { return py::int_(static_cast<int>(s)); }
-py::object node_value(const std::string& s) { return py::bytes(s); }
+py::object node_value(Status s) {
+    return py::int_(static_cast<int>(s));
+}
+py::object node_value(const std::string& s) {
+    return py::bytes(s);
+}
 py::object node_value(const StatList& stats) {
     py::list l;
     for (const auto& [name, value] : stats)
@@ -414,6 +430,19 @@ py::object convert(std::vector<NodeResult<T>>&& nodes) {
 /// (value or None, source, stored)
 py::object convert(CacheResult&& r) {
     return py::make_tuple(to_py(std::move(r.value)), static_cast<int>(r.source), r.stored);
+}
+
+/// A get's value as the bytes alone (None on a miss): AsyncClient.get without a serde.
+struct BytesOnly {
+    std::optional<Value> v;
+    BytesOnly& operator=(std::optional<Value>&& x) noexcept {
+        v = std::move(x);
+        return *this;
+    }
+};
+py::object convert(BytesOnly&& b) {
+    if (!b.v) return py::none();
+    return py::bytes(b.v->data.data(), b.v->data.size());
 }
 
 template <class T>
@@ -487,7 +516,8 @@ class NativeClient {
         }
         // Futures still queued (their loop never drained them): release them now, GIL held.
         if (completions_)
-            for (auto& op : completions_->take()) release_future(*op);
+            for (auto& op : completions_->take())
+                release_future(*op);
     }
     NativeClient(const NativeClient&) = delete;
     NativeClient& operator=(const NativeClient&) = delete;
@@ -609,11 +639,23 @@ class NativeClient {
         for (auto& op : ops) {
             py::handle fut(op->future);
             try {
-                if (!fut.attr(done_name)().cast<bool>()) {
-                    if (op->error)
+                // A future is done before its completion only when it was cancelled: rare, so
+                // set_result is called without asking done() first, and the refusal of a
+                // cancelled future (InvalidStateError) is dropped. The C API calls spare
+                // pybind11's attribute objects on the hot path.
+                if (op->error) {
+                    if (!fut.attr(done_name)().cast<bool>())
                         fut.attr(set_exception_name)(make_exception(op->error));
-                    else
-                        fut.attr(set_result_name)(op->result());
+                } else {
+                    py::object r = op->result();
+                    PyObject* ok =
+                        PyObject_CallMethodOneArg(fut.ptr(), set_result_name.ptr(), r.ptr());
+                    if (ok) {
+                        Py_DECREF(ok);
+                    } else {
+                        py::error_already_set e;
+                        if (!fut.attr(done_name)().cast<bool>()) throw std::move(e);
+                    }
                 }
             } catch (py::error_already_set& e) {
                 // A future of a closed loop, or a conversion failure: hand the error to the
@@ -872,8 +914,8 @@ std::vector<KeyValue> items_of(NativeClient& c, py::handle seq) {
 /// get_or_fill with a Python fill function, run on the thread that called (never on the I/O
 /// thread, which would stall every connection while Python runs).
 py::object py_get_or_fill(NativeClient& c, py::handle key_obj, py::object fill, std::int64_t ttl,
-                       std::uint32_t flags, std::int64_t stub_ttl, bool wait_for_fill,
-                       double wait_timeout) {
+                          std::uint32_t flags, std::int64_t stub_ttl, bool wait_for_fill,
+                          double wait_timeout) {
     c.check_open();
     std::string_view key = c.key(key_obj);
     FillOptions o;
@@ -974,7 +1016,8 @@ py::dict server_dict(const ServerSnapshot& s) {
         o["requests"] = op.requests();
         py::dict outcomes;
         for (std::size_t i = 0; i < outcome_count; ++i)
-            if (op.outcomes[i]) outcomes[py::str(std::string(to_string(static_cast<Outcome>(i))))] = op.outcomes[i];
+            if (op.outcomes[i])
+                outcomes[py::str(std::string(to_string(static_cast<Outcome>(i))))] = op.outcomes[i];
         o["outcomes"] = outcomes;
         py::dict errors;
         for (std::size_t i = 1; i < op.errors.size(); ++i)
@@ -1027,6 +1070,18 @@ PYBIND11_MODULE(_native, m) {
         errcs[py::str(errc_name(i))] = i;
     m.attr("ERRC") = errcs;
     m.attr("MAX_KEY_LENGTH") = protocol::max_key_length;
+    // An AsyncClient opens a batch when it starts the first request of an event-loop turn and
+    // ends it from a call_soon callback: the turn's requests go out in one write per
+    // connection, with one wake-up of the I/O thread (folsom/send_batch.hpp).
+    m.def(
+        "send_batch_begin",
+        [] {
+            if (!thread_batch) thread_batch.emplace();
+        },
+        "Holds back this thread's requests until send_batch_end().");
+    m.def(
+        "send_batch_end", [] { thread_batch.reset(); },
+        "Sends what this thread's batch holds and ends it.");
 
     py::class_<Pending>(m, "Pending").def("cancel", &Pending::cancel);
 
@@ -1077,7 +1132,8 @@ PYBIND11_MODULE(_native, m) {
                  for (std::size_t i = 0; i < values.size() && i < k.size(); ++i) {
                      if (!values[i]) continue;
                      py::bytes b(values[i]->data.data(), values[i]->data.size());
-                     if (PyDict_SetItem(out.ptr(), PyList_GET_ITEM(keys.ptr(), static_cast<Py_ssize_t>(i)),
+                     if (PyDict_SetItem(out.ptr(),
+                                        PyList_GET_ITEM(keys.ptr(), static_cast<Py_ssize_t>(i)),
                                         b.ptr()) != 0)
                          throw py::error_already_set();
                  }
@@ -1167,6 +1223,10 @@ PYBIND11_MODULE(_native, m) {
         .def("a_get",
              [](NativeClient& c, py::handle fut, py::handle key, bool cas) {
                  return run_async<std::optional<Value>>(c, fut, GetOp{c.key(key), cas, {}});
+             })
+        .def("a_get_value",  // the bytes alone: the hot path of AsyncClient.get without a serde
+             [](NativeClient& c, py::handle fut, py::handle key) {
+                 return run_async<BytesOnly>(c, fut, GetOp{c.key(key), false, {}});
              })
         .def("a_gat",
              [](NativeClient& c, py::handle fut, py::handle key, std::int64_t exptime, bool cas) {

@@ -5,6 +5,7 @@
 #include "folsom/error.hpp"
 
 #include "net/self_connection.hpp"
+#include "net/send_batch.hpp"
 
 #include <asio/bind_allocator.hpp>
 #include <asio/bind_executor.hpp>
@@ -209,7 +210,7 @@ void Connection::set_state(ConnectionState s) {
 
 void Connection::submit(detail::Operation& op, std::uint32_t part, const detail::Request& request) {
     std::error_code ec;
-    bool post_flush = false;
+    bool need_flush = false;
     {
         std::lock_guard lk(mu_);
         const auto st = state_.load(std::memory_order_relaxed);
@@ -245,7 +246,7 @@ void Connection::submit(detail::Operation& op, std::uint32_t part, const detail:
                     // once it has delivered the whole batch, so every request the batch's
                     // handlers made goes out in one write, without a round trip through
                     // the strand's queue.
-                    post_flush = !(strand_.running_in_this_thread() && decoding_);
+                    need_flush = !(strand_.running_in_this_thread() && decoding_);
                 }
             }
         }
@@ -255,11 +256,14 @@ void Connection::submit(detail::Operation& op, std::uint32_t part, const detail:
         op.on_complete(part, detail::failure(ec));
         return;
     }
+    if (need_flush && !hold_flush(*this)) post_flush();
+}
+
+void Connection::post_flush() {
     // The flush's own memory comes from the request memory too: Asio's allocator would reach
     // malloc for it on every thread that is not running the io_context.
-    if (post_flush)
-        asio::post(strand_, asio::bind_allocator(detail::RequestAllocator<void>(),
-                                                 [self = shared_from_this()] { self->flush(); }));
+    asio::post(strand_, asio::bind_allocator(detail::RequestAllocator<void>(),
+                                             [self = shared_from_this()] { self->flush(); }));
 }
 
 void Connection::close() {

@@ -79,6 +79,10 @@ class Connection final : public std::enable_shared_from_this<Connection>,
     /// Fails everything with errc::closed and stops for good (any thread; idempotent).
     void close();
 
+    /// Posts a flush of what submit() queued to the strand (any thread). submit() calls it,
+    /// or hands the connection to the thread's SendBatch, which calls it when it ends.
+    void post_flush();
+
     ConnectionState state() const noexcept { return state_.load(std::memory_order_acquire); }
     /// Why the server refused the last connect (errc::tls_error, errc::auth_failed,
     /// errc::unsupported: no SASL), until a connect succeeds; empty otherwise. Thread-safe.

@@ -5,10 +5,10 @@
 #include "folsom/client.hpp"
 #include "folsom/quiet_client.hpp"
 
+#include "support/io_runner.hpp"
 #include "support/memcached_server.hpp"
 #include "support/protocols.hpp"
 
-#include <asio/executor_work_guard.hpp>
 #include <asio/io_context.hpp>
 #include <asio/use_future.hpp>
 #include <gtest/gtest.h>
@@ -30,23 +30,6 @@ using folsom::Protocol;
 using folsom::Status;
 using folsom::test::MemcachedServer;
 using folsom::test::raw_request;
-
-/// An io_context run by one thread for the whole test.
-class Runner {
-  public:
-    Runner() : work_(asio::make_work_guard(io_)), thread_([this] { io_.run(); }) {}
-    ~Runner() {
-        work_.reset();
-        io_.stop();
-        thread_.join();
-    }
-    asio::io_context& io() { return io_; }
-
-  private:
-    asio::io_context io_;
-    asio::executor_work_guard<asio::io_context::executor_type> work_;
-    std::thread thread_;
-};
 
 /// What the server itself holds for `key` ("" when absent), over a connection of its own.
 std::string server_value(const MemcachedServer& s, const std::string& key) {
@@ -78,7 +61,7 @@ class QuietWrites : public ::testing::TestWithParam<Protocol> {
     Status wait(std::future<Status> f) { return f.get(); }
 
     MemcachedServer server_;
-    Runner runner_;
+    folsom::test::IoRunner runner_;
 };
 
 TEST_P(QuietWrites, SuccessesCompleteWithTheirOutcome) {
@@ -291,7 +274,7 @@ class MultiWrites : public ::testing::TestWithParam<Protocol> {
             v.push_back(std::make_unique<MemcachedServer>());
         return v;
     }
-    Runner runner_;
+    folsom::test::IoRunner runner_;
 };
 
 TEST_P(MultiWrites, SetDeleteTouchOfOneHundredAndTenThousandKeysOverOneAndThreeServers) {

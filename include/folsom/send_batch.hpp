@@ -1,0 +1,42 @@
+/// @file
+/// SendBatch: holds back the writes of the requests this thread starts until the batch ends,
+/// so that a burst of requests from a thread that is not running the I/O goes out in one
+/// write per connection and wakes the I/O thread once.
+///
+/// Why: a request started outside the io_context posts its connection's flush to the I/O
+/// thread. The post wakes that thread, and on a busy core the woken thread often runs at
+/// once, writes the one request queued so far and sleeps again, so a loop of N requests costs
+/// up to N writes and N wake-ups. Inside a SendBatch the requests are encoded and queued as
+/// usual (errors on bad input still complete them at once), but the flushes are posted only
+/// when the outermost SendBatch on the thread ends (or send_held() is called).
+///
+///   {
+///       folsom::SendBatch batch;
+///       for (auto& k : keys) client.get(k, handler);
+///   }  // every request goes out here
+///
+/// A batch is per thread and covers every Client used on it. Nesting is allowed: only the
+/// outermost batch sends. Never wait for a held request inside its batch (a future's get(),
+/// a BlockingClient call, a coroutine resumed only by its reply): it is not sent until the
+/// batch ends. BlockingClient and the Python binding call send_held() before they wait.
+/// Requests started on the I/O thread from a completion are batched by the connection
+/// already; a SendBatch there is harmless.
+#pragma once
+
+namespace folsom {
+
+class SendBatch {
+  public:
+    SendBatch() noexcept;
+    /// Sends what the batch holds, if it is the outermost one on this thread.
+    ~SendBatch();
+    SendBatch(const SendBatch&) = delete;
+    SendBatch& operator=(const SendBatch&) = delete;
+
+    /// Sends what this thread's batches hold now; the batches stay open.
+    static void send_held() noexcept;
+    /// True while a SendBatch is alive on this thread.
+    static bool active() noexcept;
+};
+
+}  // namespace folsom

@@ -1,0 +1,54 @@
+// folsom::SendBatch: a per-thread list of connections whose flush is held back.
+#include "folsom/send_batch.hpp"
+
+#include "net/connection.hpp"
+#include "net/send_batch.hpp"
+
+#include <vector>
+
+namespace folsom {
+namespace {
+
+struct HeldFlushes {
+    int depth = 0;
+    // Kept between batches: its capacity is reused, so a batch allocates nothing once the
+    // thread has seen as many connections in one batch.
+    // Weak: a client destroyed while a batch is open takes its connections (and their
+    // io_context) with it, and the batch then has nothing to send to them.
+    std::vector<std::weak_ptr<net::Connection>> connections;
+};
+
+thread_local HeldFlushes t_held;
+
+}  // namespace
+
+SendBatch::SendBatch() noexcept {
+    ++t_held.depth;
+}
+
+SendBatch::~SendBatch() {
+    if (--t_held.depth == 0) send_held();
+}
+
+bool SendBatch::active() noexcept {
+    return t_held.depth > 0;
+}
+
+void SendBatch::send_held() noexcept {
+    // post_flush() only posts (it never submits), so nothing appends to the list meanwhile.
+    auto& held = t_held.connections;
+    for (auto& w : held)
+        if (auto c = w.lock()) c->post_flush();
+    held.clear();
+}
+
+namespace net {
+
+bool hold_flush(Connection& c) {
+    if (t_held.depth == 0) return false;
+    t_held.connections.push_back(c.weak_from_this());
+    return true;
+}
+
+}  // namespace net
+}  // namespace folsom
