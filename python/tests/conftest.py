@@ -83,6 +83,52 @@ class Memcached:
             self.proc.stderr.close()
 
 
+class UnixMemcached:
+    """One memcached process listening on a Unix-domain socket in a private directory."""
+
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix="folsom-py-unix-")
+        self.path = os.path.join(self.dir, "memcached.sock")
+        args = ["memcached", "-s", self.path, "-a", "0700", "-t", "2", "-m", "64"]
+        if os.geteuid() == 0:
+            args += ["-u", "root"]
+        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 10.0
+        while time.monotonic() < deadline and self.proc.poll() is None:
+            try:
+                with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+                    s.settimeout(0.2)
+                    s.connect(self.path)
+                    return
+            except OSError:
+                time.sleep(0.01)
+        err = self.proc.stderr.read() if self.proc.poll() is not None else b"(still starting)"
+        self.stop()
+        raise RuntimeError("memcached -s did not start: %r" % err)
+
+    @property
+    def address(self):
+        return self.path
+
+    def stop(self):
+        if self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                os.kill(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(timeout=5)
+        self.proc.stderr.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def unix_memcached():
+    m = UnixMemcached()
+    yield m
+    m.stop()
+
+
 @pytest.fixture
 def memcached():
     m = Memcached()

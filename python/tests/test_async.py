@@ -199,6 +199,13 @@ def test_sync_killed_server(memcached):
     c.close()
 
 
+async def test_async_unix_socket(unix_memcached):
+    async with folsom.AsyncClient(unix_memcached.address) as c:
+        keys = ["au%d" % i for i in range(100)]
+        assert all(await asyncio.gather(*(c.set(k, k.encode()) for k in keys)))
+        assert await asyncio.gather(*(c.get(k) for k in keys)) == [k.encode() for k in keys]
+
+
 async def test_async_get_or_fill(shared_memcached):
     async with folsom.AsyncClient(shared_memcached.address, protocol="meta") as c:
         await c.delete("agof")

@@ -243,6 +243,34 @@ def test_server_forms(shared_memcached):
         folsom.Client(shared_memcached.address, tls_context=ssl.create_default_context())
 
 
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_unix_socket_servers(shared_memcached, unix_memcached, protocol):
+    """A socket path is a server like host:port, alone or in one ring with TCP servers."""
+    with folsom.Client(unix_memcached.address, protocol=protocol) as c:
+        assert c.servers == [unix_memcached.address]
+        c.set("us", b"over the socket")
+        assert c.get("us") == b"over the socket"
+    with folsom.Client("unix:" + unix_memcached.address, protocol=protocol) as c:
+        assert c.get("us") == b"over the socket"  # pymemcache's spelling
+    keys = ["mixed%d" % i for i in range(200)]
+    with folsom.Client([shared_memcached.address, unix_memcached.address],
+                       protocol=protocol) as c:
+        c.delete_many(keys)
+        assert c.set_many({k: k.encode() for k in keys}) == []
+        assert c.get_many(keys) == {k: k.encode() for k in keys}
+    # Both servers hold some of the keys: the ring placed them over TCP and the socket.
+    counts = []
+    for addr in (shared_memcached.address, unix_memcached.address):
+        with folsom.Client(addr, protocol=protocol) as one:
+            counts.append(len(one.get_many(keys)))
+    assert sum(counts) == len(keys) and min(counts) > 0, counts
+
+
+def test_unix_socket_refuses_tls(unix_memcached, tls_files):
+    with pytest.raises(folsom.MemcacheError):
+        folsom.Client(unix_memcached.address, tls=True, tls_ca_file=tls_files("ca.pem"))
+
+
 def test_bad_input_raises_and_sends_nothing(shared_memcached):
     with folsom.Client(shared_memcached.address, max_value_size=1000) as c:
         before = c.stats()
