@@ -25,8 +25,11 @@
 
 namespace folsom {
 
+/// Holds back the writes of the requests this thread starts while it lives (RAII; see the
+/// file's description): only the outermost SendBatch on a thread sends when it ends.
 class SendBatch {
   public:
+    /// Opens a batch on this thread (nested in any open one).
     SendBatch() noexcept;
     /// Sends what the batch holds, if it is the outermost one on this thread.
     ~SendBatch();
