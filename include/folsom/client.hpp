@@ -482,7 +482,14 @@ class Client {
     /// "host:port" of server `i` (0 <= i < server_count()); lives as long as the client.
     const std::string& server_name(std::size_t i) const noexcept { return core_->server_name(i); }
     /// Which server (index) owns `key` now (with failover, a live server).
-    std::size_t server_for(std::string_view key) const noexcept { return core_->server_for(key); }
+    std::size_t server_for(std::string_view key) const noexcept {
+        return core_->placement_of(key);
+    }
+    /// What each route did, when Options::routes configured a route tree (routes.hpp):
+    /// requests, failovers and shadow outcomes by route name. Empty without routes, and for a
+    /// tree that is one PoolRoute (served as a client without routes; per-server metrics
+    /// cover it).
+    std::vector<RouteStats> route_stats() const { return core_->route_stats(); }
 
   private:
     friend class QuietClient;

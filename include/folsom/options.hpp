@@ -9,6 +9,7 @@
 
 #include "folsom/cluster/continuum.hpp"
 #include "folsom/connection_state.hpp"
+#include "folsom/routes.hpp"
 
 #include <chrono>
 #include <cstddef>
@@ -165,6 +166,12 @@ struct Options {
     /// How long a server that left the discovered set keeps serving the requests already
     /// routed to it before its connections are closed.
     std::chrono::milliseconds discovery_drain_delay{10000};
+    /// Pools and a route tree over them (routes.hpp, docs/routing.md): replication,
+    /// failover, warm-up, shadowing and selection by key prefix or operation, as mcrouter
+    /// configures them. When set, `servers` and `discovery` are not used: every server comes
+    /// from the pools (each pool a ketama ring), and every other option applies to every
+    /// pool. Client::connect throws RouteConfigError for a configuration that cannot be used.
+    std::optional<RouteConfig> routes = std::nullopt;
 
     /// Authenticate every connection with SASL PLAIN before any request (binary protocol only:
     /// memcached speaks SASL over the binary protocol; with ascii or meta, Client::connect

@@ -1,36 +1,23 @@
 // How the Options compose the core: a ServerCore talks to the servers; decorators add
 // discovery (which feeds it server sets), the key prefix (only when one is configured) and
 // retries (which wrap each idempotent request, outermost, so that a retry is prefixed anew).
+// With Options::routes, every pool is such a stack, under the route tree's RouteCore.
 #include "folsom/error.hpp"
 
 #include "client/discovering_core.hpp"
 #include "client/key_prefix_core.hpp"
+#include "client/pool_core.hpp"
 #include "client/server_core.hpp"
 #include "cluster/retrying_core.hpp"
 #include "net/connection.hpp"
+#include "routing/route_core.hpp"
 
 #include <system_error>
 
 namespace folsom::detail {
 
-std::shared_ptr<ClientCore> make_client_core(asio::any_io_executor ex, const Options& options) {
-    if (auto ec = validate_key_prefix(options.key_prefix))
-        throw std::system_error(ec,
-                                "Options::key_prefix must be at most 249 bytes without "
-                                "spaces or control characters");
-    std::vector<ServerAddress> servers;
-    if (!options.discovery) {
-        if (options.servers.empty()) throw std::system_error(errc::invalid_argument);
-        for (const auto& s : options.servers) {
-            ServerAddress addr;
-            std::string why;
-            if (auto ec = parse_server_address(s, addr, &why)) throw std::system_error(ec, why);
-            if (addr.is_unix_socket() && options.tls)
-                throw std::system_error(make_error_code(errc::invalid_argument),
-                                        net::unix_socket_tls_refusal(addr.host));
-            servers.push_back(std::move(addr));
-        }
-    }
+std::shared_ptr<ClientCore> make_pool_core(asio::any_io_executor ex, const Options& options,
+                                           std::vector<ServerAddress> servers) {
     auto server_core = std::make_shared<ServerCore>(ex, options, std::move(servers));
     std::shared_ptr<ClientCore> core = server_core;
     if (options.discovery) {
@@ -45,6 +32,33 @@ std::shared_ptr<ClientCore> make_client_core(asio::any_io_executor ex, const Opt
     if (options.retry_idempotent)
         core = std::make_shared<cluster::RetryingCore>(std::move(core),
                                                        options.max_outstanding_requests);
+    return core;
+}
+
+std::shared_ptr<ClientCore> make_client_core(asio::any_io_executor ex, const Options& options) {
+    if (auto ec = validate_key_prefix(options.key_prefix))
+        throw std::system_error(ec,
+                                "Options::key_prefix must be at most 249 bytes without "
+                                "spaces or control characters");
+    std::shared_ptr<ClientCore> core;
+    if (options.routes) {
+        core = routing::make_route_core(ex, options);
+    } else {
+        std::vector<ServerAddress> servers;
+        if (!options.discovery) {
+            if (options.servers.empty()) throw std::system_error(errc::invalid_argument);
+            for (const auto& s : options.servers) {
+                ServerAddress addr;
+                std::string why;
+                if (auto ec = parse_server_address(s, addr, &why)) throw std::system_error(ec, why);
+                if (addr.is_unix_socket() && options.tls)
+                    throw std::system_error(make_error_code(errc::invalid_argument),
+                                            net::unix_socket_tls_refusal(addr.host));
+                servers.push_back(std::move(addr));
+            }
+        }
+        core = make_pool_core(ex, options, std::move(servers));
+    }
     core->set_key_prefix_size(options.key_prefix.size());
     core->set_observers(options.metrics, options.tracer);
     core->set_inline_context_from(core->executor());

@@ -112,11 +112,19 @@ std::uint32_t MultiGetPlan::find_in_part(std::uint32_t part, std::string_view ke
     return no_key;  // not asked for
 }
 
+void MultiGetPlan::on_key_error(std::uint32_t part, std::uint32_t position, std::error_code ec) {
+    const std::uint32_t begin = part_begin_[part];
+    if (position >= part_begin_[part + 1] - begin) return;
+    std::lock_guard<std::mutex> lock(key_error_mutex_);
+    if (!key_error_) key_error_ = std::make_unique<std::error_code[]>(keys_.size());
+    key_error_[begin + position] = ec;
+}
+
 std::vector<std::error_code> MultiGetPlan::key_errors(std::error_code& ec) const {
     std::vector<std::error_code> errors;
     std::error_code first;
     bool all_failed = !part_error_.empty();
-    bool any_failed = false;
+    bool any_failed = key_error_ != nullptr;
     for (const auto& e : part_error_) {
         all_failed = all_failed && e;
         if (e && !first) first = e;
@@ -126,9 +134,12 @@ std::vector<std::error_code> MultiGetPlan::key_errors(std::error_code& ec) const
     if (!any_failed) return errors;
     errors.assign(keys_.size(), std::error_code{});
     for (std::uint32_t p = 0; p < part_count(); ++p) {
-        if (!part_error_[p]) continue;
-        for (std::uint32_t j = part_begin_[p]; j < part_begin_[p + 1]; ++j)
-            errors[key_index(j)] = part_error_[p];
+        for (std::uint32_t j = part_begin_[p]; j < part_begin_[p + 1]; ++j) {
+            if (part_error_[p])
+                errors[key_index(j)] = part_error_[p];
+            else if (key_error_ && key_error_[j])
+                errors[key_index(j)] = key_error_[j];
+        }
     }
     return errors;
 }

@@ -72,7 +72,7 @@ inline std::unique_ptr<Span> open_span(ClientCore& core, const TraceInfo& info) 
     s.key = info.key;
     s.key_count = info.key_count;
     if (info.routed && core.server_count() > 0)
-        s.server = core.server_name(core.server_for(info.key));
+        s.server = core.server_name(core.placement_of(info.key));
     return t->start_span(s);
 }
 
@@ -128,6 +128,10 @@ class AsyncOp final : public Operation {
     void on_complete(std::uint32_t part, const Completion& c) override {
         collector_.on_complete(part, c);
         drop(false);
+    }
+    void on_key_error(std::uint32_t part, std::uint32_t position, std::error_code ec) override {
+        if constexpr (requires { collector_.on_key_error(part, position, ec); })
+            collector_.on_key_error(part, position, ec);
     }
     void pin() noexcept override { refs_.fetch_add(1, std::memory_order_relaxed); }
     void unpin() override { drop(false); }

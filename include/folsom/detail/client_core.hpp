@@ -99,6 +99,14 @@ class ClientCore {
         for (std::size_t i = 0; i < keys.size(); ++i)
             out[i] = static_cast<std::uint32_t>(server_for(keys[i]));
     }
+    /// Which server `key` is stored on, as users and traces are told (Client::server_for).
+    /// The same as server_for() but for cores that route inside submit() (RouteCore), whose
+    /// server_for() is only the multi-get grouping.
+    virtual std::size_t placement_of(std::string_view key) const noexcept {
+        return server_for(key);
+    }
+    /// What each route of a route tree did (Options::routes); empty without one.
+    virtual std::vector<RouteStats> route_stats() const { return {}; }
     /// "host:port" of server `i`.
     virtual const std::string& server_name(std::size_t i) const noexcept = 0;
     /// The servers a request to every server (stats, version, flush_all) goes to: the current

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory_resource>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <span>
@@ -186,6 +187,9 @@ class MultiGetPlan {
 
     void on_stat(std::uint32_t, std::string_view, std::string_view) {}
     void on_complete(std::uint32_t part, const Completion& c) { part_error_[part] = c.ec; }
+    /// A key of `part` failed alone (Operation::on_key_error). Rare (routes only): its table
+    /// is made at the first such error.
+    void on_key_error(std::uint32_t part, std::uint32_t position, std::error_code ec);
 
     /// Why each key went unanswered: empty when every part was answered, else one entry per
     /// key ({} for the answered ones). `ec` is the first part's error when every part failed
@@ -252,6 +256,9 @@ class MultiGetPlan {
     std::pmr::vector<std::uint32_t> part_server_{&pool_};
     std::pmr::vector<std::uint32_t> cursor_{&pool_};  // per part: where the next reply matches
     std::pmr::vector<std::error_code> part_error_{&pool_};
+    // Errors of single keys, by grouped position (on_key_error); null until the first.
+    std::unique_ptr<std::error_code[]> key_error_;
+    std::mutex key_error_mutex_;  // parts may complete on different threads
 };
 
 /// Multi-get: void(error_code, MultiGetResult), the values in the caller's key order.

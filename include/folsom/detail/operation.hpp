@@ -165,6 +165,16 @@ class Operation {
     virtual void on_stat(std::uint32_t part, std::string_view name, std::string_view value) = 0;
     /// The part ended; called exactly once per part.
     virtual void on_complete(std::uint32_t part, const Completion& c) = 0;
+    /// One key of a multi-key retrieval part failed on its own, while the part as a whole
+    /// did not: a route tree sends a part's keys along separate paths (routing/route_core),
+    /// so one key's server may be down while the others answer. `position` is the key's
+    /// index in the part. Called before the part's on_complete, at most once per key. Only
+    /// multi-get operations care; the default ignores it.
+    virtual void on_key_error(std::uint32_t part, std::uint32_t position, std::error_code ec) {
+        (void)part;
+        (void)position;
+        (void)ec;
+    }
 
     /// Keeps the operation (and the value it owns) alive while a write that references the
     /// value's bytes is in progress: a server may answer (e.g. "object too large") before the

@@ -1,0 +1,182 @@
+/// @file
+/// Routes: how requests travel once a deployment outgrows one ring of servers (replicated
+/// pools, failover, warm-up, shadow traffic, selection by key prefix or operation), described
+/// in mcrouter's JSON shape (a subset; docs/routing.md says which, and where folsom differs)
+/// and resolved once, when the client connects.
+///
+/// A RouteConfig is a set of named pools (each a ketama ring over its servers, placed exactly
+/// as libmemcached places keys) and one route tree over them. It comes from JSON
+/// (RouteConfig::parse, RouteConfig::load) or from the builder functions in folsom::routes,
+/// and goes into Options::routes. Bad configuration is refused with a RouteConfigError whose
+/// message is one line naming the JSON path of the fault, e.g.
+/// `route.children[1]: unknown pool 'C'`.
+///
+/// Thread-safety: these are plain values; a client copies the one it is given.
+#pragma once
+
+#include "folsom/error.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+namespace folsom {
+
+/// The kinds of route (mcrouter's route handle names in the comments).
+enum class RouteType : std::uint8_t {
+    pool,                ///< PoolRoute: a ketama ring over one pool's servers
+    all_sync,            ///< AllSyncRoute: to every child; the worst reply
+    all_async,           ///< AllAsyncRoute: to every child; NullRoute's reply at once
+    all_majority,        ///< AllMajorityRoute: to every child; once half + 1 agree
+    all_fastest,         ///< AllFastestRoute: to every child; the first non-error reply
+    all_initial,         ///< AllInitialRoute: to every child; the first child's reply
+    failover,            ///< FailoverRoute: child after child while the reply is an error
+    miss_failover,       ///< MissFailoverRoute: as failover, and on a miss for gets
+    warm_up,             ///< WarmUpRoute: cold first; a miss is read from warm and filled
+    prefix_selector,     ///< PrefixSelectorRoute: the longest matching key prefix
+    operation_selector,  ///< OperationSelectorRoute: by operation (get, set, delete, ...)
+    hash,                ///< HashRoute: one child chosen by a hash of the key
+    null,                ///< NullRoute: the default reply at once (miss, not_stored, ...)
+    error,               ///< ErrorRoute: an error at once
+};
+
+/// mcrouter's name of a route type ("PoolRoute", "AllSyncRoute", ...).
+std::string_view route_type_name(RouteType t) noexcept;
+
+struct RouteSpec;
+
+/// A pool's shadow: requests whose key falls in [key_fraction_begin, key_fraction_end) of the
+/// key hash space are also sent to `target` (one route); its replies never reach the caller.
+struct ShadowSpec {
+    std::vector<RouteSpec> target;  ///< exactly one route
+    double key_fraction_begin = 0.0;
+    double key_fraction_end = 1.0;
+};
+
+/// One node of a route tree. Which fields mean something depends on `type`; the others stay
+/// at their defaults (RouteConfig::validate refuses a tree where they do not).
+struct RouteSpec {
+    RouteType type = RouteType::null;
+    /// The label of this route in metrics. The JSON loader sets the node's JSON path (e.g.
+    /// "route.operation_policies.get") unless the node has a "name".
+    std::string name{};
+    /// pool: the name of the pool (a key of RouteConfig::pools).
+    std::string pool{};
+    /// pool: shadows of this pool route.
+    std::vector<ShadowSpec> shadows{};
+    /// all_*, failover, miss_failover, hash: the children in order.
+    /// warm_up: {cold, warm}.
+    /// prefix_selector / operation_selector: one child per entry of `selectors`, in the same
+    /// order, then the wildcard / default_policy when has_default.
+    std::vector<RouteSpec> children{};
+    /// prefix_selector: the key prefixes; operation_selector: operation names (mcrouter's:
+    /// "get", "gets", "gat", "gats", "set", "add", "replace", "append", "prepend", "cas",
+    /// "delete", "incr", "decr", "touch").
+    std::vector<std::string> selectors{};
+    /// prefix_selector / operation_selector: children.back() serves everything no selector
+    /// matches ("wildcard" / "default_policy"). Without it, such requests get ErrorRoute's
+    /// reply.
+    bool has_default = false;
+    /// failover / miss_failover: writes that land on a child after the first have their
+    /// exptime capped to this many seconds (mcrouter's failover_exptime).
+    std::optional<std::uint32_t> failover_exptime{};
+    /// warm_up: the exptime (seconds) of the value written into the cold route after a hit in
+    /// the warm one. 0: no expiry.
+    std::uint32_t exptime = 0;
+    /// hash: the hash function ("Crc32", the default, or "Md5"), and a salt added to the key.
+    std::string hash_func{};
+    std::string salt{};
+    /// error: the message the error carries (mcrouter's "response"); may be empty.
+    std::string error_message{};
+};
+
+/// A named group of servers: one ketama ring.
+struct PoolSpec {
+    std::string name{};
+    /// As Options::servers: "host:port", "host:port:weight", or a Unix socket path.
+    std::vector<std::string> servers{};
+};
+
+/// Thrown for a configuration that cannot be used. what() is one line: "<json path>: <why>".
+class RouteConfigError : public std::system_error {
+  public:
+    RouteConfigError(std::string path, const std::string& why)
+        : std::system_error(make_error_code(errc::invalid_argument),
+                            path.empty() ? why : path + ": " + why),
+          path_(std::move(path)) {}
+    /// The JSON path of the fault ("route.children[1]", "pools.A.servers[0]"); empty for a
+    /// fault of the whole text (not JSON, say).
+    const std::string& path() const noexcept { return path_; }
+    /// The message without the std::system_error suffix.
+    std::string message() const {
+        std::string w = what();
+        auto at = w.rfind(": ");  // system_error appends ": <category message>"
+        return at == std::string::npos ? w : w.substr(0, at);
+    }
+
+  private:
+    std::string path_;
+};
+
+/// Pools and the route over them.
+struct RouteConfig {
+    std::vector<PoolSpec> pools{};
+    RouteSpec route{};
+
+    /// Reads mcrouter-shaped JSON: {"pools": {...}, "route": ..., "named_handles": [...]}.
+    /// Throws RouteConfigError naming the JSON path of the first fault: text that is not
+    /// JSON, an unknown key anywhere, an unknown route type, a child that names no pool, a
+    /// cycle through named handles, a bad server address, a value of the wrong type.
+    static RouteConfig parse(std::string_view json);
+    /// parse() of a file's contents; a file that cannot be read is a RouteConfigError too.
+    static RouteConfig load(const std::string& path);
+
+    /// Checks a tree (however it was made) against its pools; throws RouteConfigError as
+    /// parse() does. Client::connect calls it.
+    void validate() const;
+};
+
+/// What one route did since the client connected (Client::route_stats()).
+struct RouteStats {
+    std::string name{};  ///< RouteSpec::name (the JSON path unless the config named it)
+    RouteType type = RouteType::null;
+    std::uint64_t requests = 0;         ///< requests the route was asked to send
+    std::uint64_t failovers = 0;        ///< sends to a child after the first (failover, warm-up)
+    std::uint64_t shadow_requests = 0;  ///< copies sent to this pool route's shadows
+    std::uint64_t shadow_errors = 0;    ///< of those, the ones that failed
+};
+
+/// Builders for RouteConfig trees in code, e.g.
+///   RouteConfig c{{{"A", {"127.0.0.1:11211"}}, {"B", {"127.0.0.1:11212"}}},
+///                 routes::all_sync({routes::pool("A"), routes::pool("B")})};
+namespace routes {
+RouteSpec pool(std::string name, std::vector<ShadowSpec> shadows = {});
+ShadowSpec shadow(RouteSpec target, double key_fraction_begin, double key_fraction_end);
+RouteSpec all_sync(std::vector<RouteSpec> children);
+RouteSpec all_async(std::vector<RouteSpec> children);
+RouteSpec all_majority(std::vector<RouteSpec> children);
+RouteSpec all_fastest(std::vector<RouteSpec> children);
+RouteSpec all_initial(std::vector<RouteSpec> children);
+RouteSpec failover(std::vector<RouteSpec> children,
+                   std::optional<std::uint32_t> failover_exptime = std::nullopt);
+RouteSpec miss_failover(std::vector<RouteSpec> children,
+                        std::optional<std::uint32_t> failover_exptime = std::nullopt);
+RouteSpec warm_up(RouteSpec cold, RouteSpec warm, std::uint32_t exptime = 0);
+/// `policies`: {prefix, route}; `wildcard`: for keys no prefix matches.
+RouteSpec prefix_selector(std::vector<std::pair<std::string, RouteSpec>> policies,
+                          std::optional<RouteSpec> wildcard = std::nullopt);
+/// `policies`: {operation name, route}; `default_policy`: for the other operations.
+RouteSpec operation_selector(std::vector<std::pair<std::string, RouteSpec>> policies,
+                             std::optional<RouteSpec> default_policy = std::nullopt);
+RouteSpec hash(std::vector<RouteSpec> children, std::string hash_func = "Crc32",
+               std::string salt = {});
+RouteSpec null();
+RouteSpec error(std::string message = {});
+/// The same route with a metrics label.
+RouteSpec named(std::string name, RouteSpec route);
+}  // namespace routes
+
+}  // namespace folsom

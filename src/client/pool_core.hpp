@@ -1,0 +1,19 @@
+// make_pool_core: the core of one ring of servers — ServerCore, then the key prefix and the
+// retrying decorators as the Options ask — without the client-wide setup (observers, inline
+// completions) make_client_core adds on the outermost core. A client without routes is one
+// such core; with routes (routing/route_core.hpp), every pool is one.
+#pragma once
+
+#include "folsom/detail/client_core.hpp"
+#include "folsom/server_address.hpp"
+
+#include <memory>
+#include <vector>
+
+namespace folsom::detail {
+
+/// `servers` may be empty when Options::discovery is set (it feeds the ring).
+std::shared_ptr<ClientCore> make_pool_core(asio::any_io_executor ex, const Options& options,
+                                           std::vector<ServerAddress> servers);
+
+}  // namespace folsom::detail

@@ -1,0 +1,180 @@
+#include "routing/route_core.hpp"
+
+#include "folsom/detail/request_memory.hpp"
+#include "folsom/error.hpp"
+
+#include "client/pool_core.hpp"
+#include "net/connection.hpp"
+
+#include <atomic>
+#include <mutex>
+
+namespace folsom::routing {
+namespace {
+
+/// One multi-key retrieval part, its keys sent along the tree one by one (each key's part is
+/// its index in the caller's part) and merged back into the caller's part.
+class KeySplitOp final : public detail::Operation {
+  public:
+    static void start(Route& root, detail::Operation& op, std::uint32_t part,
+                      const detail::Request& r) {
+        allocator alloc;
+        KeySplitOp* s = alloc.allocate(1);
+        ::new (static_cast<void*>(s)) KeySplitOp(op, part, r.keys.size());
+        detail::Request k = r;
+        for (std::size_t i = 0; i < r.keys.size(); ++i) {
+            // The caller's keys live as long as its operation (Request::keys_are_stable).
+            k.key = r.keys[i];
+            k.keys = r.keys.subspan(i, 1);
+            root.send(*s, static_cast<std::uint32_t>(i), k);
+        }
+        s->drop();  // the sender's reference
+    }
+
+    void on_value(std::uint32_t key, std::uint32_t, const ValueView& v) override {
+        // Keys of one part may now answer on several connections at once: one at a time
+        // into the caller's part, as one connection would.
+        std::lock_guard<std::mutex> lock(mu_);
+        parent_.on_value(part_, key, v);
+    }
+    void on_stat(std::uint32_t, std::string_view, std::string_view) override {}
+    void on_complete(std::uint32_t key, const detail::Completion& c) override {
+        if (c.ec) {
+            std::lock_guard<std::mutex> lock(mu_);
+            if (failed_++ == 0) first_error_ = c.ec;
+            parent_.on_key_error(part_, key, c.ec);
+        }
+        drop();
+    }
+    void pin() noexcept override {
+        refs_.fetch_add(1, std::memory_order_relaxed);
+        parent_.pin();
+    }
+    void unpin() override {
+        parent_.unpin();
+        drop();
+    }
+
+  private:
+    using allocator = detail::RequestAllocator<KeySplitOp>;
+
+    KeySplitOp(detail::Operation& op, std::uint32_t part, std::size_t keys)
+        : parent_(op), part_(part), keys_(keys), refs_(static_cast<int>(keys) + 1) {}
+
+    void drop() {
+        if (!detail::drop_reference(refs_)) return;
+        // The part failed only when every key did; otherwise its failed keys were named.
+        const detail::Completion c =
+            failed_ == keys_ ? detail::failure(first_error_) : detail::Completion{};
+        detail::Operation& parent = parent_;
+        const std::uint32_t part = part_;
+        allocator alloc;
+        this->~KeySplitOp();
+        alloc.deallocate(this, 1);
+        parent.on_complete(part, c);
+    }
+
+    detail::Operation& parent_;
+    const std::uint32_t part_;
+    const std::size_t keys_;
+    std::atomic<int> refs_;
+    std::mutex mu_;
+    std::size_t failed_ = 0;
+    std::error_code first_error_;
+};
+
+}  // namespace
+
+RouteCore::RouteCore(asio::any_io_executor ex, std::shared_ptr<RouteTree> tree,
+                     const Options& options)
+    : ClientCore(options.max_outstanding_requests),
+      ex_(std::move(ex)),
+      tree_(std::move(tree)),
+      max_value_size_(options.max_value_size) {}
+
+const std::string& RouteCore::server_name(std::size_t i) const noexcept {
+    return i < tree_->server_count() ? tree_->server_name(i) : no_server_;
+}
+
+void RouteCore::submit(std::size_t server, detail::Operation& op, std::uint32_t part,
+                       const detail::Request& request) {
+    if (request.to_every_server) {
+        tree_->submit_to_server(server, op, part, request);
+    } else if (request.keys.size() > 1) {
+        KeySplitOp::start(tree_->root(), op, part, request);
+    } else {
+        tree_->root().send(op, part, request);
+    }
+}
+
+void RouteCore::shutdown() {
+    for (const auto& p : tree_->pools())
+        p->shutdown();
+}
+
+void RouteCore::notify_when_ready(std::chrono::milliseconds timeout,
+                                  std::function<void(std::error_code)> done) {
+    const auto& pools = tree_->pools();
+    if (pools.empty()) {
+        ClientCore::notify_when_ready(timeout, std::move(done));
+        return;
+    }
+    // The first pool ready answers; if none is, the last pool's error does.
+    struct Race {
+        std::mutex mu;
+        std::function<void(std::error_code)> done;
+        std::size_t left;
+    };
+    auto race = std::make_shared<Race>();
+    race->done = std::move(done);
+    race->left = pools.size();
+    for (const auto& p : pools)
+        p->notify_when_ready(timeout, [race](std::error_code ec) {
+            std::function<void(std::error_code)> d;
+            {
+                std::lock_guard<std::mutex> lock(race->mu);
+                --race->left;
+                if (!race->done || (ec && race->left > 0)) return;
+                d = std::move(race->done);
+                race->done = nullptr;
+            }
+            d(ec);
+        });
+}
+
+std::shared_ptr<detail::ClientCore> make_route_core(asio::any_io_executor ex,
+                                                    const Options& options) {
+    const RouteConfig& config = *options.routes;
+    config.validate();
+    if (options.discovery)
+        throw std::system_error(make_error_code(errc::invalid_argument),
+                                "Options::routes and Options::discovery cannot be used together "
+                                "(the pools name the servers)");
+    std::vector<std::vector<ServerAddress>> servers;
+    for (const PoolSpec& pool : config.pools) {
+        auto& list = servers.emplace_back();
+        for (std::size_t i = 0; i < pool.servers.size(); ++i) {
+            const std::string path = "pools." + pool.name + ".servers[" + std::to_string(i) + "]";
+            ServerAddress addr;
+            std::string why;
+            if (parse_server_address(pool.servers[i], addr, &why))
+                throw RouteConfigError(path, why);
+            if (addr.is_unix_socket() && options.tls)
+                throw RouteConfigError(path, net::unix_socket_tls_refusal(addr.host));
+            list.push_back(std::move(addr));
+        }
+    }
+    auto make_pool = [&](std::vector<ServerAddress> s) {
+        return detail::make_pool_core(ex, options, std::move(s));
+    };
+    // One pool route, nothing else: the pool's own core is the whole client.
+    const RouteSpec& root = config.route;
+    if (root.type == RouteType::pool && root.shadows.empty()) {
+        for (std::size_t p = 0; p < config.pools.size(); ++p)
+            if (config.pools[p].name == root.pool) return make_pool(std::move(servers[p]));
+    }
+    auto tree = RouteTree::build(config, std::move(servers), make_pool);
+    return std::make_shared<RouteCore>(std::move(ex), std::move(tree), options);
+}
+
+}  // namespace folsom::routing
