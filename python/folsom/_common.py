@@ -1,5 +1,8 @@
 """What Client and AsyncClient share: options, server lists, values, results."""
 
+import json
+import os
+
 from . import _native
 from . import exceptions as _exc
 
@@ -149,6 +152,19 @@ def check_flags(flags):
     return flags
 
 
+def route_config_text(routes):
+    """routes= as JSON text: a dict (mcrouter's shape), JSON text, or the path of a file."""
+    if isinstance(routes, dict):
+        return json.dumps(routes)
+    if isinstance(routes, (str, bytes, os.PathLike)):
+        text = os.fsdecode(routes) if not isinstance(routes, str) else routes
+        if text.lstrip().startswith("{"):
+            return text
+        with open(text, encoding="utf-8") as f:
+            return f.read()
+    raise TypeError("routes must be a dict, JSON text or a file path, not %r" % type(routes).__name__)
+
+
 def native_options(servers, protocol, connect_timeout, timeout, no_delay, key_prefix, tls_context,
                    username, password, kwargs):
     if protocol not in _PROTOCOLS:
@@ -159,7 +175,10 @@ def native_options(servers, protocol, connect_timeout, timeout, no_delay, key_pr
             "and key, loaded CAs) cannot be read back out for folsom's own OpenSSL context. "
             "Pass tls=True with tls_ca_file=, tls_cert_file=, tls_key_file=, tls_server_name=, "
             "tls_verify= instead.")
-    opts = {"servers": server_list(servers), "protocol": protocol}
+    # With routes= the pools name the servers; `servers` may then be None.
+    with_routes = kwargs.get("routes") is not None
+    opts = {"servers": server_list(servers) if servers or not with_routes else [],
+            "protocol": protocol}
     if connect_timeout is not None:
         opts["connect_timeout"] = float(connect_timeout)
     if timeout is not None:
@@ -177,12 +196,14 @@ def native_options(servers, protocol, connect_timeout, timeout, no_delay, key_pr
         "request_timeout", "reconnect_initial_delay", "reconnect_max_delay", "scatter_threshold",
         "tcp_nodelay", "hash_with_key_prefix", "retry_idempotent", "failover", "dead_timeout",
         "tls", "tls_ca_file", "tls_cert_file", "tls_key_file", "tls_server_name", "tls_verify",
-        "sasl_username", "sasl_password", "metrics",
+        "sasl_username", "sasl_password", "metrics", "routes",
     }
     for name, value in kwargs.items():
         if name not in known:
             raise TypeError("unknown option %r" % name)
         opts[name] = value
+    if opts.get("routes") is not None:
+        opts["routes"] = route_config_text(opts["routes"])
     if any(opts.get(n) for n in ("tls_ca_file", "tls_cert_file", "tls_key_file", "tls_server_name")):
         opts.setdefault("tls", True)
     return opts

@@ -331,6 +331,11 @@ class Client:
         """Blocks until a connection is up (raises MemcacheTimeoutError past ``timeout``)."""
         self._n.wait_connected(float(timeout))
 
+    def route_stats(self):
+        """With routes= (docs/routing.md): a list of dicts, one per route, with its name, type,
+        requests, failovers, shadow_requests and shadow_errors. Empty without routes."""
+        return self._n.route_stats()
+
     def metrics(self):
         """Per-server request counts, latencies and connection events as a dict (None unless
         the client was made with metrics=True)."""

@@ -269,6 +269,14 @@ Options parse_options(const py::dict& d) {
         if (auto v = opt<bool>(d, "tls_verify")) t.verify = *v;
         o.tls = std::move(t);
     }
+    // mcrouter-shaped routes (docs/routing.md), as JSON text: the pools then name the servers.
+    if (auto v = opt<std::string>(d, "routes")) {
+        try {
+            o.routes = RouteConfig::parse(*v);
+        } catch (const RouteConfigError& e) {
+            raise_error(e.code(), e.message());
+        }
+    }
     auto user = opt<std::string>(d, "sasl_username");
     auto password = opt<std::string>(d, "sasl_password");
     if (user || password) o.sasl = SaslCredentials{user.value_or(""), password.value_or("")};
@@ -1331,6 +1339,21 @@ PYBIND11_MODULE(_native, m) {
                      loop.wait([&] { return st.done; });
                  }
                  if (st.ec) raise_error(st.ec);
+             })
+        .def("route_stats",
+             [](NativeClient& c) {
+                 py::list out;
+                 for (const RouteStats& r : c.client().route_stats()) {
+                     py::dict d;
+                     d["name"] = r.name;
+                     d["type"] = std::string(route_type_name(r.type));
+                     d["requests"] = r.requests;
+                     d["failovers"] = r.failovers;
+                     d["shadow_requests"] = r.shadow_requests;
+                     d["shadow_errors"] = r.shadow_errors;
+                     out.append(std::move(d));
+                 }
+                 return out;
              })
         .def("metrics", &metrics_dict)
         .def("prometheus", [](NativeClient& c) -> py::object {
