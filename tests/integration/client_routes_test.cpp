@@ -78,6 +78,13 @@ const folsom::RouteStats* stats_of(const std::vector<folsom::RouteStats>& all,
     return nullptr;
 }
 
+/// A copy of the counters of route `name` (all zero when there is no such route).
+folsom::RouteStats route_named(folsom::Client& c, const std::string& name) {
+    const auto all = c.route_stats();
+    const auto* s = stats_of(all, name);
+    return s ? *s : folsom::RouteStats{};
+}
+
 // ---- replication ---------------------------------------------------------------------------
 
 TEST(Routes, AllSyncWritesLandOnEveryReplicaAndReadsSeeThem) {
@@ -283,31 +290,29 @@ TEST(Routes, AboutTheConfiguredFractionOfKeysReachTheShadowAndADeadShadowFailsNo
     const auto keys = make_keys(1000, "sh:");
     for (const auto& k : keys)
         ASSERT_EQ(c.set(k, "v"), Status::stored);
-    std::size_t shadowed = 0;
-    for (const auto& k : keys)
-        ASSERT_TRUE(wait_for([&] { return server_has(main, k, "v"); }, 1s));
-    ASSERT_TRUE(wait_for(
-        [&] {
-            return stats_of(c.async().route_stats(), "main")->shadow_requests == 1000 / 4 ||
-                   stats_of(c.async().route_stats(), "main")->shadow_requests > 150;
-        },
-        2s));
-    for (const auto& k : keys)
-        shadowed += server_has(shadow, k, "v") ? 1 : 0;
+    // The shadow's copies are answered after the callers are: wait until the shadow server
+    // holds as many keys as copies were sent.
+    const std::uint64_t sent = route_named(c.async(), "main").shadow_requests;
+    auto on_shadow = [&] {
+        std::size_t n = 0;
+        for (const auto& k : keys)
+            n += server_has(shadow, k, "v") ? 1 : 0;
+        return n;
+    };
+    ASSERT_TRUE(wait_for([&] { return on_shadow() == sent; }, 3s)) << on_shadow() << " of " << sent;
+    const std::size_t shadowed = on_shadow();
     // A quarter of the key hash space: 250 expected; murmur3 spreads 1,000 keys within ±60.
     EXPECT_GT(shadowed, 190u);
     EXPECT_LT(shadowed, 310u);
-    const auto* st = stats_of(c.async().route_stats(), "main");
-    EXPECT_EQ(st->shadow_requests, shadowed);
-    EXPECT_EQ(st->shadow_errors, 0u);
+    EXPECT_EQ(route_named(c.async(), "main").shadow_errors, 0u);
     // The shadow dies: every caller is still answered from the main pool.
     shadow.kill();
     for (const auto& k : keys) {
         ASSERT_EQ(c.set(k, "w"), Status::stored) << k;
         ASSERT_TRUE(c.get(k)) << k;
     }
-    EXPECT_TRUE(wait_for(
-        [&] { return stats_of(c.async().route_stats(), "main")->shadow_errors >= shadowed; }, 2s));
+    EXPECT_TRUE(
+        wait_for([&] { return route_named(c.async(), "main").shadow_errors >= shadowed; }, 2s));
 }
 
 // ---- selection -----------------------------------------------------------------------------
