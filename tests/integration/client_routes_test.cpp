@@ -126,7 +126,12 @@ TEST(Routes, AllMajorityOverThreeSurvivesOneDeadReplicaNotTwo) {
                                  R"(}, "route": {"type": "AllMajorityRoute",
                                     "children": ["PoolRoute|A", "PoolRoute|B", "PoolRoute|C"]}})"));
     ASSERT_EQ(c.set("m", "1"), Status::stored);
-    EXPECT_TRUE(server_has(s1, "m", "1") && server_has(s2, "m", "1") && server_has(s3, "m", "1"));
+    // Answered once two agreed; the third replica stores it too, maybe a moment later.
+    EXPECT_TRUE(wait_for(
+        [&] {
+            return server_has(s1, "m", "1") && server_has(s2, "m", "1") && server_has(s3, "m", "1");
+        },
+        2s));
     s3.kill();
     ASSERT_EQ(c.set("m", "2"), Status::stored);
     EXPECT_TRUE(server_has(s1, "m", "2"));
