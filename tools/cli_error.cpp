@@ -1,6 +1,7 @@
 #include "cli_error.hpp"
 
 #include "folsom/error.hpp"
+#include "folsom/routes.hpp"
 
 #include <fmt/format.h>
 
@@ -80,11 +81,13 @@ std::string describe(std::error_code ec, const ErrorContext& ctx) {
                                ctx.max_value_size);
         case errc::connect_failed:
         case errc::not_connected:
-            if (!server.empty() && server.front() == '/')
+            if (server.empty()) return "cannot connect to the server";  // (routes: unknown)
+            if (server.front() == '/')
                 return fmt::format("cannot connect to {}{}", printable(server, 200),
                                    unix_socket_problem(server));
             return fmt::format("cannot connect to {}", server);
         case errc::resolve_failed:
+            if (server.empty()) return "cannot resolve the server's name";
             return fmt::format("cannot resolve {}", server);
         case errc::timeout:
             return at(fmt::format("timed out (nothing within {} ms)", ctx.timeout_ms));
@@ -123,6 +126,8 @@ std::string describe(std::error_code ec, const ErrorContext& ctx) {
 }
 
 std::string describe_setup_failure(const std::system_error& e, std::string_view protocol_name) {
+    // --config names what the client refused itself ("<json path>: <why>"), as when read.
+    if (const auto* route = dynamic_cast<const RouteConfigError*>(&e)) return route->message();
     if (e.code() == errc::unsupported)
         return fmt::format(
             "--protocol {} is not supported by this build of the folsom library ({})",

@@ -31,7 +31,8 @@ std::string describe(std::error_code ec, const ErrorContext& ctx);
 
 /// One line for a client that could not be created (the std::system_error its constructor
 /// threw): a protocol this build lacks, a TLS setup failure (unreadable CA, key that does not
-/// match the certificate), anything else.
+/// match the certificate), a --config route configuration the client refused (its
+/// RouteConfigError line, "<json path>: <why>"), anything else.
 std::string describe_setup_failure(const std::system_error& e, std::string_view protocol_name);
 
 /// `text` made safe for a one-line message: control and non-ASCII bytes as \xNN, and cut to

@@ -14,7 +14,9 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <set>
 #include <unistd.h>
 
 namespace folsom::cli {
@@ -48,10 +50,48 @@ std::string read_stdin(std::size_t max) {
     return data;
 }
 
+/// Whether a key's server is where the key went: true without routes and for a tree that is
+/// one PoolRoute (a plain ring). Through any other tree a request may go to several servers,
+/// and Client::server_for names only one of them.
+bool placement_is_exact(const Options& o) {
+    if (!o.routes) return true;
+    const RouteSpec& root = o.routes->route;
+    return root.type == RouteType::pool && root.shadows.empty();
+}
+
+/// The servers the client has seen go down (and not come back), from
+/// Options::on_connection_state: which server of a route tree a failed request could not reach.
+class DownServers {
+  public:
+    void update(const std::string& server, ConnectionState state) {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (state == ConnectionState::disconnected)
+            down_.insert(server);
+        else if (state == ConnectionState::connected)
+            down_.erase(server);
+    }
+    std::vector<std::string> list() const {
+        std::lock_guard<std::mutex> lock(mu_);
+        return {down_.begin(), down_.end()};
+    }
+
+  private:
+    mutable std::mutex mu_;
+    std::set<std::string> down_;
+};
+
 /// One BlockingClient for the duration of a command, and the wording of its failures.
 class Session {
   public:
-    explicit Session(const GlobalOptions& g) : g_(g), options_(g.options(g.server_list())) {
+    explicit Session(const GlobalOptions& g)
+        : g_(g), options_(g.options()), exact_(placement_is_exact(options_)) {
+        if (!exact_) {
+            // Shared: the listener may run on the I/O thread until the client is gone.
+            options_.on_connection_state = [down = down_](const std::string& server,
+                                                          ConnectionState state) {
+                down->update(server, state);
+            };
+        }
         try {
             client_ = std::make_unique<BlockingClient>(options_);
         } catch (const std::system_error& e) {
@@ -62,14 +102,21 @@ class Session {
     BlockingClient& client() noexcept { return *client_; }
     std::size_t max_value_size() const noexcept { return options_.max_value_size; }
 
-    /// Runs `f` (one request about `key`); a failure becomes a CliError naming the key's server.
+    /// Runs `f` (one request about `key`); a failure becomes a CliError naming the key's server
+    /// (through a route tree: the servers found down, when the request could not reach one).
     template <class F>
     auto on_key(std::string_view key, std::size_t value_size, F&& f) {
         try {
             return f();
         } catch (const std::system_error& e) {
-            throw CliError(describe(e.code(), context(key, value_size)));
+            throw CliError(describe_key_failure(e.code(), key, value_size));
         }
+    }
+
+    /// The server `key` went to, or "" when routes send it where no one server is named.
+    std::string key_server(std::string_view key) const {
+        if (!exact_) return {};
+        return client_->async().server_name(client_->async().server_for(key));
     }
 
     /// Runs `f` (one request to every server).
@@ -113,16 +160,27 @@ class Session {
     }
 
   private:
-    ErrorContext context(std::string_view key, std::size_t value_size) const {
-        ErrorContext c =
-            context_for(client_->async().server_name(client_->async().server_for(key)));
+    std::string describe_key_failure(std::error_code ec, std::string_view key,
+                                     std::size_t value_size) const {
+        const std::string server = key_server(key);
+        ErrorContext c = context_for(server);
         c.key = key;
         c.value_size = value_size;
-        return c;
+        const bool unreachable = ec == errc::connect_failed || ec == errc::not_connected;
+        if (exact_ || !unreachable) return describe(ec, c);
+        // Through a route tree: every server seen down, each as it would be named alone.
+        std::string msg;
+        for (const auto& s : down_->list()) {
+            c.server = s;
+            msg += (msg.empty() ? "" : "; ") + describe(ec, c);
+        }
+        return msg.empty() ? describe(ec, c) : msg;
     }
 
     const GlobalOptions& g_;
     Options options_;
+    const bool exact_;  // placement_is_exact(options_)
+    std::shared_ptr<DownServers> down_ = std::make_shared<DownServers>();
     std::unique_ptr<BlockingClient> client_;
 };
 
@@ -214,10 +272,10 @@ void Commands::add_to(CLI::App& app, std::function<int()>& action) {
                 write_stdout(fmt::format("{}\n", to_string(st)));
                 if (st == Status::value_too_large || st == Status::out_of_memory) {
                     std::fflush(stdout);
-                    ErrorContext ctx = s.context_for(
-                        s.client().async().server_name(s.client().async().server_for(key_)));
-                    throw CliError(fmt::format("{}: the server refused the value ({} bytes): {}",
-                                               ctx.server, size, to_string(st)));
+                    const std::string server = s.key_server(key_);
+                    throw CliError(fmt::format("{}{}the server refused the value ({} bytes): {}",
+                                               server, server.empty() ? "" : ": ", size,
+                                               to_string(st)));
                 }
                 return st == Status::stored || st == Status::sent ? 0 : 1;
             };

@@ -37,11 +37,21 @@ void GlobalOptions::add_to(CLI::App& app) {
                        "(/PATH[/?WEIGHT], memcached -s) (default: $MEMCACHED_SERVERS, then "
                        "127.0.0.1:11211)")
             ->type_name("SERVER[,...]");
-    app.add_option("--elasticache", elasticache,
-                   "Use the nodes an AWS ElastiCache configuration endpoint lists "
-                   "(`config get cluster`) instead of --servers")
-        ->type_name("HOST:PORT")
-        ->excludes(servers_opt);
+    CLI::Option* elasticache_opt =
+        app.add_option("--elasticache", elasticache,
+                       "Use the nodes an AWS ElastiCache configuration endpoint lists "
+                       "(`config get cluster`) instead of --servers")
+            ->type_name("HOST:PORT")
+            ->excludes(servers_opt);
+    config_option_ =
+        app.add_option("--config", config,
+                       "Route requests as the mcrouter-style JSON route configuration in FILE says "
+                       "(pools of servers and a route tree over them: replication, failover, "
+                       "warm-up, shadowing, selection by key prefix or operation) instead of "
+                       "--servers; $MEMCACHED_SERVERS is then ignored")
+            ->type_name("FILE")
+            ->excludes(servers_opt)
+            ->excludes(elasticache_opt);
     protocol_option_ =
         app.add_option("--protocol", protocol_name,
                        "Wire protocol: ascii, binary or meta (default ascii; binary with "
@@ -91,11 +101,18 @@ void GlobalOptions::finish() {
                 "protocol only), not --protocol {}",
                 protocol_name));
     }
+    if (config_option_ != nullptr && config_option_->count() > 0) {
+        try {
+            routes = RouteConfig::load(config);
+        } catch (const RouteConfigError& e) {
+            throw CliError(e.message());  // "<json path>: <why>", one line
+        }
+    }
 }
 
 bool GlobalOptions::servers_named() const {
     const char* env = std::getenv("MEMCACHED_SERVERS");
-    return !servers.empty() || !elasticache.empty() || (env != nullptr && *env != '\0');
+    return routed() || !servers.empty() || !elasticache.empty() || (env != nullptr && *env != '\0');
 }
 
 std::vector<std::string> GlobalOptions::server_list() const {
@@ -165,6 +182,7 @@ std::vector<std::string> GlobalOptions::discover_elasticache() const {
 Options GlobalOptions::options(std::vector<std::string> server_list) const {
     Options o;
     o.servers = std::move(server_list);
+    o.routes = routes;  // when set, the pools name the servers
     o.protocol = protocol_name == "binary" ? Protocol::binary
                  : protocol_name == "meta" ? Protocol::meta
                                            : Protocol::ascii;

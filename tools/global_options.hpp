@@ -1,11 +1,14 @@
-// GlobalOptions: what every `folsom` command shares — which servers, which protocol, how long
-// to wait, who to log in as, whether to use TLS — and how they become folsom::Options.
+// GlobalOptions: what every `folsom` command shares — which servers (or which route
+// configuration), which protocol, how long to wait, who to log in as, whether to use TLS —
+// and how they become folsom::Options.
 #pragma once
 
 #include "folsom/options.hpp"
+#include "folsom/routes.hpp"
 
 #include <CLI/App.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +21,9 @@ inline constexpr const char* password_variable = "MEMCACHED_PASSWORD";
 struct GlobalOptions {
     std::string servers;      ///< --servers as given (empty when not given)
     std::string elasticache;  ///< --elasticache as given (empty when not given)
+    std::string config;       ///< --config as given (empty when not given)
+    /// The route configuration read from --config by finish() (nothing without --config).
+    std::optional<RouteConfig> routes;
     std::string protocol_name = "ascii";
     int timeout_ms = 3000;
 
@@ -29,20 +35,25 @@ struct GlobalOptions {
     std::string tls_key;          ///< --tls-key
     std::string tls_server_name;  ///< --tls-server-name
 
-    /// Adds --servers, --elasticache, --protocol, --timeout-ms, --username and the --tls
-    /// options to `app`.
+    /// Adds --servers, --elasticache, --config, --protocol, --timeout-ms, --username and the
+    /// --tls options to `app`.
     void add_to(CLI::App& app);
 
     /// Settles what the options imply once they are parsed: --username selects the binary
     /// protocol when --protocol was not given (and refuses an explicit ascii or meta), any
-    /// --tls-* turns on --tls. Throws CliError for a contradiction.
+    /// --tls-* turns on --tls, --config is read into `routes`. Throws CliError for a
+    /// contradiction or a configuration that cannot be used (its message is the
+    /// RouteConfigError's one line: "<json path>: <why>").
     void finish();
 
-    /// True when the user named the servers (--servers, --elasticache or $MEMCACHED_SERVERS).
+    /// True when the user named the servers (--servers, --elasticache, --config or
+    /// $MEMCACHED_SERVERS).
     bool servers_named() const;
-    /// The server list: --servers, else the nodes the --elasticache configuration endpoint
-    /// lists now (asked once), else $MEMCACHED_SERVERS, else 127.0.0.1:11211.
-    /// Throws CliError for a malformed list or a failed discovery.
+    /// True with --config: the servers are the route configuration's pools.
+    bool routed() const { return routes.has_value(); }
+    /// The server list (not used with --config): --servers, else the nodes the --elasticache
+    /// configuration endpoint lists now (asked once), else $MEMCACHED_SERVERS, else
+    /// 127.0.0.1:11211. Throws CliError for a malformed list or a failed discovery.
     std::vector<std::string> server_list() const;
 
     /// True when connections log in (--username) or use TLS (--tls, --tls-*).
@@ -52,13 +63,19 @@ struct GlobalOptions {
     /// Throws CliError when the endpoint cannot be asked or answers badly.
     std::vector<std::string> discover_elasticache() const;
 
-    /// folsom::Options for `servers`, with the protocol, both timeouts, SASL and TLS set.
+    /// folsom::Options for `servers`, with the protocol, both timeouts, SASL and TLS set, and
+    /// with --config the routes (which then name the servers: `server_list` is not used).
     /// Throws CliError when --username has no password in $MEMCACHED_PASSWORD, conflicts with
     /// an explicit --protocol, or a --tls-* file cannot be read.
     Options options(std::vector<std::string> server_list) const;
+    /// options() for the servers the user named: the --config routes, else server_list().
+    Options options() const {
+        return options(routed() ? std::vector<std::string>{} : server_list());
+    }
 
   private:
     const CLI::Option* protocol_option_ = nullptr;  // to tell "--protocol ascii" from the default
+    const CLI::Option* config_option_ = nullptr;    // to tell "--config ''" from no --config
 };
 
 }  // namespace folsom::cli

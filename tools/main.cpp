@@ -1,6 +1,6 @@
 // folsom: a memcached command-line client and load generator, built on folsom-cpp.
 //
-//   folsom [--servers HOST:PORT[,...] | --elasticache HOST:PORT]
+//   folsom [--servers HOST:PORT[,...] | --elasticache HOST:PORT | --config FILE]
 //          [--protocol ascii|binary|meta] [--timeout-ms N]
 //          [--username USER] [--tls] [--tls-ca FILE] [--tls-cert FILE] [--tls-key FILE]
 //          [--tls-server-name NAME] COMMAND ...
@@ -44,6 +44,10 @@ int main(int argc, char** argv) {
         "Exit status: 0 success, 1 miss / not stored / not found / exists, 2 error.\n"
         "SASL: --username USER logs in with the password in $MEMCACHED_PASSWORD (never on the\n"
         "command line) and selects --protocol binary; --protocol ascii or meta is refused.\n"
+        "Routes: --config FILE reads pools and a route tree in mcrouter's JSON shape\n"
+        "(docs/routing.md) and sends every command through them; a configuration that\n"
+        "cannot be used is one line naming its JSON path, e.g.\n"
+        "`folsom: route.children[1]: unknown pool 'C'`, and exit status 2.\n"
         "Run `folsom COMMAND --help` for a command's own options.");
 
     folsom::cli::GlobalOptions global;

@@ -1,7 +1,8 @@
 // The `folsom` program, run as a subprocess against real memcached processes: every command
 // and exit status, binary values through stdin, refused input (nothing sent), unreachable
-// servers, --help, `bench` whose JSON counts match the server's own statistics, and SASL
-// (memcached -S) and TLS (memcached -Z) logins from the command line.
+// servers, --help, `bench` whose JSON counts match the server's own statistics, SASL
+// (memcached -S) and TLS (memcached -Z) logins from the command line, and route trees from
+// --config (every refused configuration one line and exit 2).
 #include "support/elasticache_endpoint.hpp"
 #include "support/memcached_server.hpp"
 #include "support/sasl_database.hpp"
@@ -981,6 +982,195 @@ TEST(CliUnixSocket, AnUnreachableSocketIsOneLineSayingWhy) {
     EXPECT_ONE_ERROR_LINE(r, "too long");
     EXPECT_ONE_ERROR_LINE(run({"--servers", "/run/mc.sock", "--tls", "get", "k"}),
                           "TLS over a Unix socket");
+}
+
+// ---- routes (--config) --------------------------------------------------------------------
+
+/// A route configuration file, removed when the object goes.
+class ConfigFile {
+  public:
+    ConfigFile(const std::string& name, const std::string& json) : path_(temp_path(name)) {
+        std::ofstream(path_, std::ios::binary | std::ios::trunc) << json;
+    }
+    ~ConfigFile() { ::unlink(path_.c_str()); }
+    ConfigFile(const ConfigFile&) = delete;
+    ConfigFile& operator=(const ConfigFile&) = delete;
+    const std::string& path() const noexcept { return path_; }
+
+  private:
+    std::string path_;
+};
+
+/// Pools A and B (one server each) under an AllSyncRoute: every write goes to both.
+std::string all_sync_config(const MemcachedServer& a, const MemcachedServer& b) {
+    return R"({"pools": {"A": {"servers": [")" + a.address() + R"("]},
+                         "B": {"servers": [")" +
+           b.address() + R"("]}},
+               "route": {"type": "AllSyncRoute", "children": ["PoolRoute|A", "PoolRoute|B"]}})";
+}
+
+TEST(CliConfig, AllSyncRouteWritesToEveryPoolAndReads) {
+    MemcachedServer a, b;
+    const ConfigFile config("all_sync.json", all_sync_config(a, b));
+    // $MEMCACHED_SERVERS names a server nobody listens on: --config wins over it.
+    const std::string bogus = "127.0.0.1:1";
+    auto r = run({"--config", config.path(), "set", "k", "hello"}, {}, &bogus);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out, "STORED\n");
+    EXPECT_TRUE(r.err.empty()) << r.err;
+    for (const auto* s : {&a, &b})
+        EXPECT_EQ(raw_request(*s, "get k\r\n", "END\r\n"), "VALUE k 0 5\r\nhello\r\nEND\r\n")
+            << s->address();
+    r = run({"--config", config.path(), "get", "k"}, {}, &bogus);
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out, "hello");
+    EXPECT_TRUE(r.err.empty()) << r.err;
+    r = run({"--config", config.path(), "get", "missing"});
+    EXPECT_EQ(r.status, 1) << r.err;
+    EXPECT_TRUE(r.out.empty());
+
+    // Every server of every pool: stats and version.
+    r = run({"--config", config.path(), "stats"});
+    ASSERT_EQ(r.status, 0) << r.err;
+    for (const auto* s : {&a, &b}) {
+        EXPECT_EQ(std::regex_search(r.out, std::regex("(^|\n)" + s->address() + " cmd_set 1\n")),
+                  true)
+            << r.out;
+    }
+    r = run({"--config", config.path(), "version"});
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out.rfind(a.address() + " 1.", 0), 0u) << r.out;
+    EXPECT_NE(r.out.find(std::string(1, '\n').append(b.address()).append(" 1.")), std::string::npos)
+        << r.out;
+
+    // A pool down: the write fails (AllSync answers the worst reply), and the one line names
+    // the server it could not reach, not the key's first pool.
+    b.kill();
+    r = run({"--config", config.path(), "set", "k", "again"});
+    EXPECT_ONE_ERROR_LINE(r, "cannot connect to " + b.address());
+    EXPECT_EQ(r.err.find(a.address()), std::string::npos) << r.err;
+}
+
+TEST(CliConfig, FailoverRouteServesFromTheNextPool) {
+    MemcachedServer live;
+    const std::string dead = "127.0.0.1:" + std::to_string(folsom::test::free_loopback_port());
+    const ConfigFile config(
+        "failover.json",
+        R"({"pools": {"A": {"servers": [")" + dead + R"("]}, "B": {"servers": [")" +
+            live.address() +
+            R"("]}}, "route": {"type": "FailoverRoute", "children": ["PoolRoute|A", "PoolRoute|B"]}})");
+    auto r = run({"--config", config.path(), "set", "fk", "v"});
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out, "STORED\n");
+    r = run({"--config", config.path(), "get", "fk"});
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out, "v");
+}
+
+TEST(CliConfig, BadConfigurationsAreOneLineAndExit2) {
+    const std::string pool_a = R"("pools": {"A": {"servers": ["127.0.0.1:11211"]}})";
+    struct Case {
+        const char* what;
+        std::string json;
+        std::string line;  // the whole stderr
+    };
+    const std::vector<Case> cases = {
+        {"unknown route type",
+         "{" + pool_a + R"(, "route": {"type": "AllRoute", "children": ["PoolRoute|A"]}})",
+         "folsom: route.type: unknown route type 'AllRoute' (supported: PoolRoute, "},
+        {"unknown pool",
+         "{" + pool_a +
+             R"(, "route": {"type": "AllSyncRoute", "children": ["PoolRoute|A", "PoolRoute|C"]}})",
+         "folsom: route.children[1]: unknown pool 'C'\n"},
+        {"cycle through named handles", "{" + pool_a + R"(, "named_handles": [
+              {"name": "X", "type": "FailoverRoute", "children": ["PoolRoute|A", "Y"]},
+              {"name": "Y", "type": "AllSyncRoute", "children": ["PoolRoute|A", "X"]}],
+            "route": "X"})",
+         "folsom: named_handles[1].children[1]: cycle through named handles: X -> Y -> X\n"},
+        {"bad server address",
+         R"({"pools": {"A": {"servers": ["127.0.0.1:notaport"]}}, "route": "PoolRoute|A"})",
+         "folsom: pools.A.servers[0]: bad server address '127.0.0.1:notaport'"},
+        {"unknown key",
+         "{" + pool_a + R"(, "route": {"type": "PoolRoute", "pool": "A", "hash": "Crc32"}})",
+         "folsom: route: unknown key 'hash' (PoolRoute takes pool, shadows, name)\n"},
+        {"not JSON", R"({"pools": {)", "folsom: not JSON: "},
+    };
+    for (const auto& c : cases) {
+        SCOPED_TRACE(c.what);
+        const ConfigFile config("bad.json", c.json);
+        for (const std::vector<std::string>& command : {std::vector<std::string>{"get", "k"},
+                                                        {"set", "k", "v"},
+                                                        {"stats"},
+                                                        {"bench", "--requests", "10"}}) {
+            SCOPED_TRACE(command.front());
+            std::vector<std::string> args = {"--config", config.path()};
+            args.insert(args.end(), command.begin(), command.end());
+            const auto r = run(args);
+            EXPECT_ONE_ERROR_LINE(r, c.line);
+            EXPECT_EQ(r.err.rfind(c.line, 0), 0u) << r.err;
+            EXPECT_TRUE(r.out.empty()) << r.out;
+        }
+    }
+    const std::string missing = temp_path("no_such_routes.json");
+    const auto r = run({"--config", missing, "get", "k"});
+    EXPECT_ONE_ERROR_LINE(r, "cannot read " + missing + ": No such file or directory");
+    EXPECT_EQ(r.err, "folsom: cannot read " + missing + ": No such file or directory\n");
+}
+
+TEST(CliConfig, ExcludesServersAndElastiCache) {
+    MemcachedServer a, b;
+    const ConfigFile config("excl.json", all_sync_config(a, b));
+    EXPECT_ONE_ERROR_LINE(run({"--config", config.path(), "--servers", a.address(), "get", "k"}),
+                          "excludes");
+    EXPECT_ONE_ERROR_LINE(run({"--servers", a.address(), "--config", config.path(), "get", "k"}),
+                          "excludes");
+    EXPECT_ONE_ERROR_LINE(
+        run({"--config", config.path(), "--elasticache", a.address(), "get", "k"}), "excludes");
+    // Usage errors: nothing was sent.
+    EXPECT_EQ(stat_value(stats(a), "cmd_get"), 0);
+    EXPECT_EQ(stat_value(stats(b), "cmd_get"), 0);
+    const auto help = run({"--help"});
+    EXPECT_NE(help.out.find("--config"), std::string::npos);
+}
+
+TEST(CliConfig, BenchRunsThroughTheRoutesAndPrintsTheRouteTable) {
+    MemcachedServer a, b;
+    const ConfigFile config("bench.json", all_sync_config(a, b));
+    const std::string json_path = temp_path("config_bench.json");
+    const std::string before_a = stats(a), before_b = stats(b);
+    const auto r = run({"--config", config.path(), "bench", "--requests", "2000", "--keys", "100",
+                        "--json", json_path});
+    ASSERT_EQ(r.status, 0) << r.err << r.out;
+    EXPECT_TRUE(r.err.empty()) << r.err;
+    EXPECT_EQ(r.out.find("embedded"), std::string::npos) << r.out;  // no private memcached
+    EXPECT_NE(r.out.find(a.address()), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(b.address()), std::string::npos) << r.out;
+    // The route table, after the report, for the measured phase only.
+    const auto table = r.out.find("routes (client side):\n");
+    ASSERT_NE(table, std::string::npos) << r.out;
+    EXPECT_GT(table, r.out.find("latency us")) << r.out;
+    const std::string rows = r.out.substr(table);
+    EXPECT_TRUE(std::regex_search(
+        rows, std::regex("route +type +requests +failovers +shadow requests +shadow errors\n")))
+        << rows;
+    EXPECT_TRUE(std::regex_search(rows, std::regex("\nroute +AllSyncRoute +2000 +0 +0 +0\n")))
+        << rows;
+    for (int i : {0, 1})
+        EXPECT_TRUE(std::regex_search(rows, std::regex("\nroute\\.children\\[" + std::to_string(i) +
+                                                       "\\] +PoolRoute +2000 +0 +0 +0\n")))
+            << rows;
+    // Every get reached both pools (AllSync).
+    for (const auto& [server, before] : {std::pair{&a, before_a}, std::pair{&b, before_b}})
+        EXPECT_EQ(stat_value(stats(*server), "cmd_get") - stat_value(before, "cmd_get"), 2000)
+            << server->address();
+    const std::string json = read_file(json_path);
+    EXPECT_EQ(json_number(json, "ops"), 2000);
+    EXPECT_NE(json.find("\"config\": \"" + config.path() + "\""), std::string::npos) << json;
+    EXPECT_NE(json.find("{\"name\": \"route\", \"type\": \"AllSyncRoute\", \"requests\": 2000, "
+                        "\"failovers\": 0, \"shadow_requests\": 0, \"shadow_errors\": 0}"),
+              std::string::npos)
+        << json;
+    ::unlink(json_path.c_str());
 }
 
 }  // namespace

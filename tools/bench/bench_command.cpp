@@ -106,8 +106,10 @@ void BenchCommand::add_to(CLI::App& app, std::function<int()>& action) {
     b->add_option("--cpu", cpu_, "Pin this process to CPU N while measuring (sched_setaffinity)")
         ->check(CLI::Range(0, 4095));
     b->footer(
-        "With neither --servers nor $MEMCACHED_SERVERS, bench starts a private memcached\n"
-        "(/usr/bin/memcached -l 127.0.0.1 -p <free port> -U 0) and stops it afterwards.\n"
+        "With neither --servers, --config nor $MEMCACHED_SERVERS, bench starts a private\n"
+        "memcached (/usr/bin/memcached -l 127.0.0.1 -p <free port> -U 0) and stops it\n"
+        "afterwards. With --config it runs through the routes over the file's pools and then\n"
+        "prints what each route did (requests, failovers, shadow requests and errors).\n"
         "Every run is bounded by count and time. For comparable numbers pin server and client\n"
         "to the same CPU: `taskset -c 0 folsom bench` (the embedded memcached inherits the\n"
         "affinity), or `taskset -c 0 memcached ...` and `taskset -c 0 folsom --servers ... "
@@ -139,13 +141,15 @@ int BenchCommand::run() {
     s.cpu = cpu_;
     std::vector<std::string> servers;
     std::unique_ptr<EmbeddedMemcached> embedded;
-    if (g_.servers_named()) {
+    if (g_.routed()) {
+        s.config = g_.config;  // the pools of --config name the servers
+    } else if (g_.servers_named()) {
         servers = g_.server_list();
     } else if (g_.secured()) {
         // The private server is a plain one: logging in to it or verifying it would fail.
         throw CliError(
-            "--username and --tls need --servers (or $MEMCACHED_SERVERS): the memcached bench "
-            "starts by itself runs without SASL and TLS");
+            "--username and --tls need --servers, --config or $MEMCACHED_SERVERS: the memcached "
+            "bench starts by itself runs without SASL and TLS");
     } else {
         try {
             embedded = std::make_unique<EmbeddedMemcached>();
@@ -192,6 +196,7 @@ int BenchCommand::run() {
                    embedded->pid());
     else
         fmt::print("server: {}\n", versions);
+    if (g_.routed()) fmt::print("routes: {}\n", g_.config);
     fmt::print(
         "bench: op={} keys={} value-size={}{} depth={} connections={} threads={} "
         "protocol={}{}{}{}\n",
@@ -216,8 +221,9 @@ int BenchCommand::run() {
         }
     }
 
-    // The table covers the measured phase only (the preload has completed: nothing in flight).
+    // The tables cover the measured phase only (the preload has completed: nothing in flight).
     if (registry) registry->reset();
+    const std::vector<RouteStats> routes_before = runner->route_stats();
     Progress progress(stdout, ::isatty(STDOUT_FILENO) == 1);
     const CpuTime cpu0 = CpuTime::now();
     PhaseResult r =
@@ -231,9 +237,19 @@ int BenchCommand::run() {
     s.cpu_user_s = cpu1.user_s - cpu0.user_s;
     s.cpu_sys_s = cpu1.sys_s - cpu0.sys_s;
     s.latency_ns = std::shared_ptr<const Histogram>(std::move(r.latency_ns));
+    if (g_.routed()) {
+        s.routes = runner->route_stats();
+        for (std::size_t i = 0; i < s.routes.size() && i < routes_before.size(); ++i) {
+            s.routes[i].requests -= routes_before[i].requests;
+            s.routes[i].failovers -= routes_before[i].failovers;
+            s.routes[i].shadow_requests -= routes_before[i].shadow_requests;
+            s.routes[i].shadow_errors -= routes_before[i].shadow_errors;
+        }
+    }
     s.compute();
     print_summary(stdout, s);
     if (registry) std::fputs(format_metrics_table(registry->snapshot()).c_str(), stdout);
+    if (g_.routed()) std::fputs(format_route_table(s.routes).c_str(), stdout);
     std::fflush(stdout);
     if (!json_path_.empty()) write_file(json_path_, to_json(s));
     if (!html_path_.empty()) write_file(html_path_, to_html(s));

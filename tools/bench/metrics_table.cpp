@@ -30,4 +30,23 @@ std::string format_metrics_table(const MetricsSnapshot& snapshot) {
     return out;
 }
 
+std::string format_route_table(const std::vector<RouteStats>& stats) {
+    std::string out = "\nroutes (client side):\n";
+    if (stats.empty())
+        return out + "one PoolRoute: no route counters (--metrics has the per-server table)\n";
+    std::size_t name_width = std::string_view("route").size();
+    std::size_t type_width = std::string_view("type").size();
+    for (const auto& s : stats) {
+        name_width = std::max(name_width, s.name.size());
+        type_width = std::max(type_width, route_type_name(s.type).size());
+    }
+    out += fmt::format("{:<{}} {:<{}} {:>10} {:>10} {:>15} {:>13}\n", "route", name_width, "type",
+                       type_width, "requests", "failovers", "shadow requests", "shadow errors");
+    for (const auto& s : stats)
+        out += fmt::format("{:<{}} {:<{}} {:>10} {:>10} {:>15} {:>13}\n", s.name, name_width,
+                           route_type_name(s.type), type_width, s.requests, s.failovers,
+                           s.shadow_requests, s.shadow_errors);
+    return out;
+}
+
 }  // namespace folsom::bench

@@ -100,7 +100,20 @@ std::string to_json(const Summary& s) {
     fmt::format_to(out, "],\n  \"server_versions\": [");
     for (std::size_t i = 0; i < s.server_versions.size(); ++i)
         fmt::format_to(out, "{}{}", i ? ", " : "", quoted(s.server_versions[i]));
-    fmt::format_to(out, "],\n  \"embedded_server\": {}\n}}\n", s.embedded_server);
+    fmt::format_to(out, "],\n  \"embedded_server\": {}", s.embedded_server);
+    if (!s.config.empty()) {
+        fmt::format_to(out, ",\n  \"config\": {},\n  \"routes\": [", quoted(s.config));
+        for (std::size_t i = 0; i < s.routes.size(); ++i) {
+            const RouteStats& r = s.routes[i];
+            fmt::format_to(out,
+                           "{}{{\"name\": {}, \"type\": {}, \"requests\": {}, \"failovers\": {}, "
+                           "\"shadow_requests\": {}, \"shadow_errors\": {}}}",
+                           i ? ", " : "", quoted(r.name), quoted(route_type_name(r.type)),
+                           r.requests, r.failovers, r.shadow_requests, r.shadow_errors);
+        }
+        fmt::format_to(out, "]");
+    }
+    fmt::format_to(out, "\n}}\n");
     return o;
 }
 

@@ -2,6 +2,8 @@
 // Field names match the JSON keys, so the three reports say the same thing the same way.
 #pragma once
 
+#include "folsom/routes.hpp"
+
 #include "bench/histogram.hpp"
 #include "bench/workload.hpp"
 
@@ -23,7 +25,9 @@ struct Summary {
     std::vector<std::string> servers;
     std::vector<std::string> server_versions;
     bool embedded_server = false;
-    int cpu = -1;  ///< --cpu: the CPU the process was pinned to, or -1
+    std::string config;              ///< --config: the route configuration file ("" without)
+    std::vector<RouteStats> routes;  ///< with --config: what each route did, measured phase
+    int cpu = -1;                    ///< --cpu: the CPU the process was pinned to, or -1
 
     std::uint64_t preload_sets = 0;  ///< sets sent by --preload (not measured)
     double duration_s = 0;           ///< measured phase: first request to last completion

@@ -13,6 +13,7 @@
 #include <condition_variable>
 #include <limits>
 #include <mutex>
+#include <set>
 #include <thread>
 
 namespace folsom::bench {
@@ -52,6 +53,16 @@ constexpr std::uint64_t unlimited = std::numeric_limits<std::uint64_t>::max();
 /// Single-writer counter bump (see Histogram::bump for why not fetch_add).
 void bump(std::atomic<std::uint64_t>& a) noexcept {
     a.store(a.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+}
+
+/// How many servers a client of `o` talks to: Options::servers, or with routes every server of
+/// every pool, counted once. At least 1, so that a tree with no pool still has slots.
+std::size_t server_count(const Options& o) {
+    if (!o.routes) return std::max<std::size_t>(1, o.servers.size());
+    std::set<std::string> servers;
+    for (const auto& pool : o.routes->pools)
+        servers.insert(pool.servers.begin(), pool.servers.end());
+    return std::max<std::size_t>(1, servers.size());
 }
 
 unsigned digits(std::uint64_t n) noexcept {
@@ -319,13 +330,36 @@ Runner::Runner(const Workload& w, const Options& base, const std::atomic<bool>& 
     for (std::size_t i = 0; i < value_.size(); ++i)
         value_[i] = static_cast<char>('a' + static_cast<char>(i % 26));
     options_.connections_per_server = w_.connections;
-    const std::size_t slots = w_.depth * w_.connections * options_.servers.size();
+    const std::size_t slots = w_.depth * w_.connections * server_count(options_);
     // Room for every slot and more: the bench must never see errc::overloaded by its own doing.
     options_.max_outstanding_requests = 2 * slots + 16;
     for (std::size_t t = 0; t < w_.threads; ++t)
         workers_.push_back(std::make_unique<Worker>(t, options_, slots));
-    for (std::size_t i = 0; i < workers_.front()->client().server_count(); ++i)
-        servers_.push_back(workers_.front()->client().server_name(i));
+    // Each server once (with routes, a server may be in two pools), in the order version()
+    // answers.
+    const Client& first = workers_.front()->client();
+    for (std::size_t i = 0; i < first.server_count(); ++i)
+        if (std::find(servers_.begin(), servers_.end(), first.server_name(i)) == servers_.end())
+            servers_.push_back(first.server_name(i));
+}
+
+std::vector<RouteStats> Runner::route_stats() const {
+    std::vector<RouteStats> sum;
+    for (const auto& wk : workers_) {
+        // Every worker's client runs the same tree: its routes come in the same order.
+        std::vector<RouteStats> stats = wk->client().route_stats();
+        if (sum.empty()) {
+            sum = std::move(stats);
+            continue;
+        }
+        for (std::size_t i = 0; i < sum.size() && i < stats.size(); ++i) {
+            sum[i].requests += stats[i].requests;
+            sum[i].failovers += stats[i].failovers;
+            sum[i].shadow_requests += stats[i].shadow_requests;
+            sum[i].shadow_errors += stats[i].shadow_errors;
+        }
+    }
+    return sum;
 }
 
 Runner::~Runner() = default;
@@ -339,7 +373,7 @@ std::optional<Runner::ServerFailure> Runner::check_servers(std::vector<std::stri
                 nodes = wk->client().version(asio::use_future).get();
             } catch (const std::system_error& e) {
                 // Every server failed: the error is the first server's.
-                return ServerFailure{servers_.front(), e.code()};
+                return ServerFailure{servers_.empty() ? std::string() : servers_.front(), e.code()};
             }
             for (const auto& n : nodes) {
                 if (n.error) return ServerFailure{n.server, n.error};

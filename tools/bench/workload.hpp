@@ -16,6 +16,7 @@
 #pragma once
 
 #include "folsom/options.hpp"
+#include "folsom/routes.hpp"
 
 #include "bench/histogram.hpp"
 
@@ -90,7 +91,8 @@ struct Phase;
 class Runner {
   public:
     /// Creates the workers and their clients (which start connecting). `base` carries the
-    /// servers, protocol and timeouts; connections and the outstanding limit come from `w`.
+    /// servers (or the routes), protocol and timeouts; connections and the outstanding limit
+    /// come from `w`. With routes, "servers" in D x C x servers is every server of every pool.
     /// Throws std::system_error when a Client cannot be created (e.g. unsupported protocol).
     Runner(const Workload& w, const Options& base, const std::atomic<bool>& interrupted);
     ~Runner();
@@ -112,7 +114,12 @@ class Runner {
     /// The measured phase. `on_tick` is called about once a second, on the calling thread.
     PhaseResult run(const std::function<void(const Tick&)>& on_tick);
 
+    /// Every server once (with Options::routes: every server of every pool).
     const std::vector<std::string>& servers() const noexcept { return servers_; }
+
+    /// Client::route_stats() summed over the workers' clients (empty without routes). Call it
+    /// between phases.
+    std::vector<RouteStats> route_stats() const;
 
   private:
     PhaseResult finish_phase(std::unique_ptr<Phase> phase,
