@@ -439,13 +439,18 @@ TEST(Routes, EveryRequestCompletesExactlyOnceWhileReplicasDie) {
     constexpr std::size_t rounds = 4, per_round = 3000;
     CompletionLedger ledger(rounds * per_round);
     std::mt19937 rng(7);
+    const std::vector<std::string> multi_key_text = make_keys(8, "once:");
+    const std::vector<std::string_view> multi_keys(multi_key_text.begin(), multi_key_text.end());
     MemcachedServer* servers[] = {&s1, &s2, &s3};
     for (std::size_t round = 0; round < rounds; ++round) {
         for (std::size_t i = 0; i < per_round; ++i) {
             const std::size_t id = round * per_round + i;
             const std::string key = "once:" + std::to_string(id % 500);
             auto done = [&ledger, id](auto...) { ledger.complete(id); };
-            switch (id % 4) {
+            switch (id % 5) {
+                case 3:  // a multi-get, split over the tree
+                    client.get_multi(multi_keys, done);
+                    break;
                 case 0:
                     client.set(key, "v", folsom::Ttl{0}, done);
                     break;
@@ -472,6 +477,74 @@ TEST(Routes, EveryRequestCompletesExactlyOnceWhileReplicasDie) {
     EXPECT_TRUE(wait_for([&] { return ledger.all_done(); }, 5s));
     EXPECT_EQ(ledger.never(), 0u);
     EXPECT_EQ(ledger.twice(), 0u);
+}
+
+TEST(Routes, MultiKeyWritesTakeEachKeysOwnPathAndEveryProtocolWorks) {
+    MemcachedServer a, b;
+    for (auto protocol :
+         {folsom::Protocol::ascii, folsom::Protocol::binary, folsom::Protocol::meta}) {
+        SCOPED_TRACE(static_cast<int>(protocol));
+        auto o =
+            options_for(R"({"pools": {"A": )" + pool_json({&a}) + R"(, "B": )" + pool_json({&b}) +
+                        R"(}, "route": {"type": "PrefixSelectorRoute",
+                                "policies": {"r:": {"type": "AllSyncRoute",
+                                                    "children": ["PoolRoute|A", "PoolRoute|B"]}},
+                                "wildcard": "PoolRoute|A"}})");
+        o.protocol = protocol;
+        BlockingClient c(o);
+        const auto keys = make_keys(30, "r:");
+        std::vector<folsom::KeyValue> items;
+        for (const auto& k : keys)
+            items.push_back({k, "mv", 0});
+        items.push_back({"plain", "pv", 0});
+        auto r = c.async().set_multi(items, folsom::Ttl{0}, asio::use_future).get();
+        ASSERT_EQ(r.results.size(), items.size());
+        for (const auto& w : r.results)
+            EXPECT_TRUE(w.succeeded());
+        for (const auto& k : keys) {  // replicated keys on both pools, the other on A alone
+            EXPECT_TRUE(server_has(a, k, "mv")) << k;
+            EXPECT_TRUE(server_has(b, k, "mv")) << k;
+        }
+        EXPECT_TRUE(server_has(a, "plain", "pv"));
+        EXPECT_FALSE(server_has(b, "plain", "pv"));
+        std::vector<std::string_view> views(keys.begin(), keys.end());
+        views.push_back("plain");
+        auto hits = c.get_multi(views);  // each key's answer back in its place, any protocol
+        ASSERT_TRUE(hits.complete());
+        for (std::size_t i = 0; i < keys.size(); ++i)
+            EXPECT_EQ(hits.take(i)->data, "mv") << keys[i];
+        EXPECT_EQ(hits.take(keys.size())->data, "pv");
+        views.pop_back();
+        auto d = c.async().delete_multi(views, asio::use_future).get();
+        for (const auto& w : d.results)
+            EXPECT_EQ(w.status, Status::deleted);
+        EXPECT_FALSE(server_has(b, "r:0", "mv"));
+        auto g = c.get_multi(views);
+        ASSERT_TRUE(g.complete());
+        for (const auto& v : g.values)
+            EXPECT_FALSE(v);
+    }
+}
+
+TEST(Routes, BackpressureCountsTheCallersRequestOnceNotItsChildren) {
+    MemcachedServer s1, s2, s3;
+    auto o = options_for(R"({"pools": {"A": )" + pool_json({&s1}) + R"(, "B": )" +
+                         pool_json({&s2}) + R"(, "C": )" + pool_json({&s3}) +
+                         R"(}, "route": {"type": "AllSyncRoute",
+                            "children": ["PoolRoute|A", "PoolRoute|B", "PoolRoute|C"]}})");
+    o.max_outstanding_requests = 2;
+    BlockingClient c(o);
+    auto& client = c.async();
+    // Two callers fit, each with three children in flight.
+    auto f1 = client.set("bp1", "v", folsom::Ttl{0}, asio::use_future);
+    auto f2 = client.set("bp2", "v", folsom::Ttl{0}, asio::use_future);
+    EXPECT_EQ(f1.get(), Status::stored);
+    EXPECT_EQ(f2.get(), Status::stored);
+    EXPECT_TRUE(wait_for([&] { return client.outstanding() == 0; }, 2s));
+    // One at a time, every request fits, however many children it has.
+    for (int i = 0; i < 50; ++i)
+        ASSERT_EQ(c.set("bp", "v"), Status::stored);
+    EXPECT_EQ(client.outstanding(), 0u);
 }
 
 // ---- bad configuration -----------------------------------------------------------------------
