@@ -19,6 +19,14 @@
 // Under callgrind, only the timed repetitions are collected:
 //   valgrind --tool=callgrind --collect-atstart=no build/bench/folsom_e2e_bench
 //       --case get.pipe.folsom --reps 1 --ops 20000
+//
+// Route trees (Options::routes) are measured against the same client without routes, in the
+// same run: *.route_pool through {"pools": {"A": ...}, "route": "PoolRoute|A"} (served by the
+// pool's own core: it should cost what a plain client costs), *.allsync2 through an
+// AllSyncRoute over two pools, A (the first memcached) and B (a second one the bench starts,
+// pinned as the first). Their ratios are the "route trees" table:
+//   taskset -c 0 build/bench/folsom_e2e_bench --reps 5
+//       --case 'route_pool,allsync2,get.pipe.folsom$,mget100.folsom$,set.pipe.folsom$'
 #include "e2e/folsom_cases.hpp"
 #include "e2e/keyset.hpp"
 #include "e2e/libmemcached_cases.hpp"
@@ -64,7 +72,7 @@ void usage() {
         "  --seconds S  wall time each repetition aims at (default 0.45; quick 0.08)\n"
         "  --ops N      fixed operations per repetition instead of calibrating\n"
         "  --case S     only the variants whose id contains S (e.g. get.pipe, folsom);\n"
-        "               S$ selects exactly the variant S");
+        "               S$ selects exactly the variant S; S1,S2,... any of them");
 }
 
 Args parse(int argc, char** argv) {
@@ -102,11 +110,21 @@ Args parse(int argc, char** argv) {
     return a;
 }
 
-/// `--case S` selects the variants whose id contains S; `--case S$` only the one whose id is S.
+/// `--case S` selects the variants whose id contains S; `--case S$` only the one whose id is S;
+/// `--case S1,S2` those any of S1, S2 selects.
 bool selected(const std::string& filter, const std::string& id) {
     if (filter.empty()) return true;
-    if (filter.back() == '$') return id == filter.substr(0, filter.size() - 1);
-    return id.find(filter) != std::string::npos;
+    for (std::size_t at = 0; at <= filter.size();) {
+        std::size_t end = filter.find(',', at);
+        if (end == std::string::npos) end = filter.size();
+        const std::string one = filter.substr(at, end - at);
+        at = end + 1;
+        if (one.empty()) continue;
+        if (one.back() == '$' ? id == one.substr(0, one.size() - 1)
+                              : id.find(one) != std::string::npos)
+            return true;
+    }
+    return false;
 }
 
 /// One measured variant: `units` is what one operation counts as in the per-op figure (the
@@ -142,6 +160,73 @@ std::string fmt(const char* f, double v) {
     char buf[64];
     std::snprintf(buf, sizeof buf, f, v);
     return buf;
+}
+
+/// A comparison table: each row's variant against the best of its peers (ratios of client CPU
+/// within this run). `subject` heads the first columns ("folsom").
+void print_rows(const std::map<std::string, fb::Measurement>& results, const std::vector<Row>& rows,
+                const char* subject) {
+    std::printf(
+        "| case | %s CPU µs | %s kops/s | %s allocs/op | peer | peer CPU µs | "
+        "peer kops/s | %s/peer CPU | target | met |\n",
+        subject, subject, subject, subject);
+    std::printf("|---|---:|---:|---:|---|---:|---:|---:|---|---|\n");
+    for (const auto& r : rows) {
+        auto f = results.find(r.folsom);
+        if (f == results.end()) continue;
+        const fb::Measurement* peer = nullptr;
+        std::string peer_id;
+        for (const auto& id : r.peers) {
+            auto p = results.find(id);
+            if (p != results.end() && (!peer || p->second.cpu_us_per_op < peer->cpu_us_per_op)) {
+                peer = &p->second;
+                peer_id = id;
+            }
+        }
+        const double fc = f->second.cpu_us_per_op / r.divide;
+        const double pc =
+            peer ? peer->cpu_us_per_op / (r.peer_divide > 0 ? r.peer_divide : r.divide) : 0;
+        const double ratio = peer ? fc / pc : 0;
+        std::string met = "";
+        if (r.target_value > 0) met = fc <= r.target_value ? "yes" : "**no**";
+        if (r.target_ratio > 0 && peer) met = ratio <= r.target_ratio ? "yes" : "**no**";
+        const double kops_div = r.divide == 1 ? 1e3 : 1e3 / r.divide;  // per-key rows: kkeys/s
+        const double peer_kops_div = r.peer_divide > 0 ? 1e3 / r.peer_divide : kops_div;
+        std::printf(
+            "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.label.c_str(),
+            fmt("%.3f", fc).c_str(), fmt("%.1f", f->second.ops_per_s / kops_div).c_str(),
+            fmt("%.2f", f->second.allocs_per_op / r.divide).c_str(),
+            peer ? (r.peer_label + (r.peers.size() > 1 ? " (" + peer_id + ")" : "")).c_str() : "–",
+            peer ? fmt("%.3f", pc).c_str() : "–",
+            peer ? fmt("%.1f", peer->ops_per_s / peer_kops_div).c_str() : "–",
+            peer ? fmt("%.2f", ratio).c_str() : "–", r.target.c_str(), met.c_str());
+    }
+}
+
+/// The route trees against the same client without routes: a tree that is one PoolRoute is
+/// served by the pool's own core (<= 1.03x), and an AllSyncRoute over two pools sends each
+/// request twice (<= 2.1x one pool's).
+void print_route_trees(const std::map<std::string, fb::Measurement>& results) {
+    const std::vector<Row> rows = {
+        row("pipelined get (1000 in flight), PoolRoute\\|A / no routes",
+            "get.pipe.folsom.route_pool", {"get.pipe.folsom"}, "folsom without routes", 1,
+            "<= 1.03x", 0, 1.03),
+        row("multi-get 100 keys, PoolRoute\\|A / no routes, per op", "mget100.folsom.route_pool",
+            {"mget100.folsom"}, "folsom without routes", 1, "<= 1.03x", 0, 1.03),
+        row("pipelined set (1000 in flight), AllSyncRoute over 2 pools / one server",
+            "set.pipe.folsom.allsync2", {"set.pipe.folsom"}, "folsom without routes", 1, "<= 2.1x",
+            0, 2.1),
+        row("pipelined get (1000 in flight), AllSyncRoute over 2 pools / one server",
+            "get.pipe.folsom.allsync2", {"get.pipe.folsom"}, "folsom without routes"),
+    };
+    bool any = false;
+    for (const auto& r : rows)
+        any = any || results.count(r.folsom) != 0;
+    if (!any) return;
+    std::printf(
+        "\nRoute trees (Options::routes) against the same client without routes (CPU per "
+        "operation, median; ratios within this run):\n\n");
+    print_rows(results, rows, "routed");
 }
 
 /// The protocol table: for each shape, folsom over ascii, binary and meta and libmemcached
@@ -240,6 +325,22 @@ int main(int argc, char** argv) try {
     lm_unix->set(keys.size());  // preload every key
     auto fo_unix = std::make_unique<fb::FolsomCases>(unix_server.socket_path(), keys);
     auto raw_unix = std::make_unique<fb::RawSocketGet>(unix_server.socket_path(), keys);
+    // Route trees: one PoolRoute over the first memcached (served by the pool's own core), and
+    // an AllSyncRoute over two pools, the first memcached and a second one (pinned alike).
+    fb::MemcachedProcess server2(args.cpu);
+    fb::LibmemcachedCases(server2.port(), keys).set(keys.size());  // preload every key
+    const std::string server1_addr = "127.0.0.1:" + std::to_string(server.port());
+    const std::string server2_addr = "127.0.0.1:" + std::to_string(server2.port());
+    const std::string route_pool_json =
+        R"({"pools": {"A": {"servers": [")" + server1_addr + R"("]}}, "route": "PoolRoute|A"})";
+    const std::string allsync2_json = R"({"pools": {"A": {"servers": [")" + server1_addr +
+                                      R"("]}, "B": {"servers": [")" + server2_addr +
+                                      R"("]}}, "route": {"type": "AllSyncRoute", )"
+                                      R"("children": ["PoolRoute|A", "PoolRoute|B"]}})";
+    auto fo_route_pool =
+        std::make_unique<fb::FolsomCases>(folsom::RouteConfig::parse(route_pool_json), keys);
+    auto fo_allsync2 =
+        std::make_unique<fb::FolsomCases>(folsom::RouteConfig::parse(allsync2_json), keys);
 
     auto batches = [](std::uint64_t ops, std::size_t per) { return (ops + per - 1) / per; };
     std::vector<Variant> variants = {
@@ -251,6 +352,11 @@ int main(int argc, char** argv) try {
          [&](std::uint64_t n) { return lm->get(n); }},
         {"get.pipe.folsom", "folsom get, 1000 in flight", 20000,
          [&](std::uint64_t n) { return fo->get(n, window); }},
+        {"get.pipe.folsom.route_pool", "folsom get through PoolRoute\\|A, 1000 in flight", 20000,
+         [&](std::uint64_t n) { return fo_route_pool->get(n, window); }},
+        {"get.pipe.folsom.allsync2",
+         "folsom get through AllSyncRoute over pools A and B, 1000 in flight", 20000,
+         [&](std::uint64_t n) { return fo_allsync2->get(n, window); }},
         {"get.pipe.folsom_view", "folsom get_view (zero-copy), 1000 in flight", 20000,
          [&](std::uint64_t n) { return fo->get_view(n, window); }},
         {"get.batch.folsom", "folsom get, batches of 1000 (issue all, await all)", 20000,
@@ -269,6 +375,8 @@ int main(int argc, char** argv) try {
          [&](std::uint64_t n) { return lm->mget(n, 16, false); }},
         {"mget100.folsom", "folsom get_multi, 100 keys", 500,
          [&](std::uint64_t n) { return fo->get_multi(n, 100); }},
+        {"mget100.folsom.route_pool", "folsom get_multi through PoolRoute\\|A, 100 keys", 500,
+         [&](std::uint64_t n) { return fo_route_pool->get_multi(n, 100); }},
         {"mget100.folsom_view", "folsom get_multi_view (zero-copy), 100 keys", 500,
          [&](std::uint64_t n) { return fo->get_multi_view(n, 100); }},
         {"mget100.libmemcached", "libmemcached mget 100 + fetch_result", 500,
@@ -281,6 +389,9 @@ int main(int argc, char** argv) try {
          [&](std::uint64_t n) { return lm->set(n); }},
         {"set.pipe.folsom", "folsom set, 1000 in flight", 20000,
          [&](std::uint64_t n) { return fo->set(n, window); }},
+        {"set.pipe.folsom.allsync2",
+         "folsom set through AllSyncRoute over pools A and B, 1000 in flight", 20000,
+         [&](std::uint64_t n) { return fo_allsync2->set(n, window); }},
         {"set.pipe.libmemcached_buffered",
          "libmemcached set, NO_BLOCK + BUFFER_REQUESTS, get per 1000", 20000,
          [&](std::uint64_t n) { return lm->set_buffered(n, window, false); }},
@@ -351,6 +462,10 @@ int main(int argc, char** argv) try {
         base.reps);
     std::printf("The *.unix rows: a second memcached (pid %d, -t 1) on the Unix socket %s.\n\n",
                 static_cast<int>(unix_server.pid()), unix_server.socket_path().c_str());
+    std::printf(
+        "The *.route_pool rows: Options::routes %s. The *.allsync2 rows: %s (B: a third "
+        "memcached, pid %d, -t 1).\n\n",
+        route_pool_json.c_str(), allsync2_json.c_str(), static_cast<int>(server2.pid()));
     std::fflush(stdout);
 
     std::map<std::string, fb::Measurement> results;
@@ -433,40 +548,8 @@ int main(int argc, char** argv) try {
             "folsom over TCP loopback"),
     };
 
-    std::printf(
-        "| case | folsom CPU µs | folsom kops/s | folsom allocs/op | peer | peer CPU µs | "
-        "peer kops/s | folsom/peer CPU | target | met |\n");
-    std::printf("|---|---:|---:|---:|---|---:|---:|---:|---|---|\n");
-    for (const auto& r : rows) {
-        auto f = results.find(r.folsom);
-        if (f == results.end()) continue;
-        const fb::Measurement* peer = nullptr;
-        std::string peer_id;
-        for (const auto& id : r.peers) {
-            auto p = results.find(id);
-            if (p != results.end() && (!peer || p->second.cpu_us_per_op < peer->cpu_us_per_op)) {
-                peer = &p->second;
-                peer_id = id;
-            }
-        }
-        const double fc = f->second.cpu_us_per_op / r.divide;
-        const double pc =
-            peer ? peer->cpu_us_per_op / (r.peer_divide > 0 ? r.peer_divide : r.divide) : 0;
-        const double ratio = peer ? fc / pc : 0;
-        std::string met = "";
-        if (r.target_value > 0) met = fc <= r.target_value ? "yes" : "**no**";
-        if (r.target_ratio > 0 && peer) met = ratio <= r.target_ratio ? "yes" : "**no**";
-        const double kops_div = r.divide == 1 ? 1e3 : 1e3 / r.divide;  // per-key rows: kkeys/s
-        const double peer_kops_div = r.peer_divide > 0 ? 1e3 / r.peer_divide : kops_div;
-        std::printf(
-            "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.label.c_str(),
-            fmt("%.3f", fc).c_str(), fmt("%.1f", f->second.ops_per_s / kops_div).c_str(),
-            fmt("%.2f", f->second.allocs_per_op / r.divide).c_str(),
-            peer ? (r.peer_label + (r.peers.size() > 1 ? " (" + peer_id + ")" : "")).c_str() : "–",
-            peer ? fmt("%.3f", pc).c_str() : "–",
-            peer ? fmt("%.1f", peer->ops_per_s / peer_kops_div).c_str() : "–",
-            peer ? fmt("%.2f", ratio).c_str() : "–", r.target.c_str(), met.c_str());
-    }
+    print_rows(results, rows, "folsom");
+    print_route_trees(results);
 
     print_protocol_table(results);
 
@@ -505,6 +588,9 @@ int main(int argc, char** argv) try {
     raw_unix.reset();
     fo_unix.reset();
     lm_unix.reset();
+    fo_route_pool.reset();
+    fo_allsync2.reset();
+    server2.stop();
     unix_server.stop();
     server.stop();
     return 0;

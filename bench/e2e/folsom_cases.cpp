@@ -55,13 +55,13 @@ class Window {
     std::uint64_t failed_ = 0;
 };
 
-Options options_for(std::string server, Protocol protocol) {
-    Options o;
+Options with_server(Options o, std::string server) {
     o.servers = {std::move(server)};
-    o.protocol = protocol;
-    // Room for the benchmark's window of 1000 plus get_view's slot, which is released only
-    // after its callback (where the next request is issued) returns.
-    o.max_outstanding_requests = 4096;
+    return o;
+}
+
+Options with_routes(Options o, RouteConfig routes) {
+    o.routes = std::move(routes);
     return o;
 }
 
@@ -70,8 +70,21 @@ Options options_for(std::string server, Protocol protocol) {
 FolsomCases::FolsomCases(std::uint16_t port, const KeySet& keys, Protocol protocol)
     : FolsomCases("127.0.0.1:" + std::to_string(port), keys, protocol) {}
 
+Options FolsomCases::base_options(Protocol protocol) {
+    Options o;
+    o.protocol = protocol;
+    o.max_outstanding_requests = 4096;
+    return o;
+}
+
 FolsomCases::FolsomCases(std::string server, const KeySet& keys, Protocol protocol)
-    : keys_(keys), client_(Client::connect(io_, options_for(std::move(server), protocol))) {
+    : FolsomCases(with_server(base_options(protocol), std::move(server)), keys) {}
+
+FolsomCases::FolsomCases(RouteConfig routes, const KeySet& keys, Protocol protocol)
+    : FolsomCases(with_routes(base_options(protocol), std::move(routes)), keys) {}
+
+FolsomCases::FolsomCases(const Options& options, const KeySet& keys)
+    : keys_(keys), client_(Client::connect(io_, options)) {
     if (get(1, 1) != 1) throw std::runtime_error("folsom: first get failed");
 }
 

@@ -22,9 +22,19 @@ class FolsomCases {
     FolsomCases(std::uint16_t port, const KeySet& keys, Protocol protocol = Protocol::ascii);
     /// Connects to `server` as Options::servers names it (e.g. a Unix socket's path).
     FolsomCases(std::string server, const KeySet& keys, Protocol protocol = Protocol::ascii);
+    /// Connects through `routes` (Options::routes: the servers are its pools'), otherwise with
+    /// the options of the constructors above.
+    FolsomCases(RouteConfig routes, const KeySet& keys, Protocol protocol = Protocol::ascii);
+    /// Connects with `options` as they are (the constructors above end here).
+    FolsomCases(const Options& options, const KeySet& keys);
     ~FolsomCases();
     FolsomCases(const FolsomCases&) = delete;
     FolsomCases& operator=(const FolsomCases&) = delete;
+
+    /// The options every case's client uses, without a server: room for the window of 1000
+    /// plus get_view's slot, which is released only after its callback (where the next
+    /// request is issued) returns.
+    static Options base_options(Protocol protocol = Protocol::ascii);
 
     /// Owning gets (each hit copied into a folsom::Value). Returns the gets done.
     std::uint64_t get(std::uint64_t ops, std::size_t window, bool batch = false);
