@@ -84,7 +84,7 @@ class FanoutOp final : public Operation {
             if (answered_) return;
             if (chosen_ < 0 && commits_on_value(child)) chosen_ = static_cast<int>(child);
             if (chosen_ == static_cast<int>(child) && !forwarded_) forward = forwarded_ = true;
-            if (buffers_value(child)) {
+            if (keeps_value(child)) {
                 ch.data.assign(v.data);
                 ch.flags = v.flags;
                 ch.cas = v.cas;
@@ -113,7 +113,7 @@ class FanoutOp final : public Operation {
             ++done_;
             if (!c.ec && c.meta && c.meta->kind == protocol::meta::ReplyKind::value) {
                 ch.hit = true;
-                if (buffers_value(child) && !ch.has_value) {
+                if (keeps_value(child) && !ch.has_value) {
                     ch.data.assign(c.meta->data);
                     ch.flags = c.meta->client_flags.value_or(0);
                     ch.cas = c.meta->cas.value_or(0);
@@ -236,7 +236,13 @@ class FanoutOp final : public Operation {
                 return false;
         }
     }
-    /// True when `child`'s value must be kept past its own event.
+    /// True when `child`'s value bytes must be kept. Under all_sync a value reaches the caller
+    /// only when every child hit, and worst() then answers with child 0: the others' copies
+    /// would never be read.
+    bool keeps_value(std::uint32_t child) const noexcept {
+        return plan_.policy == FanoutPolicy::all_sync ? child == 0 : buffers_value(child);
+    }
+    /// True when `child`'s reply must be kept past its own event.
     bool buffers_value(std::uint32_t child) const noexcept {
         return plan_.policy == FanoutPolicy::all_sync ||
                plan_.policy == FanoutPolicy::all_majority ||
