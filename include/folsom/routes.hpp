@@ -5,7 +5,8 @@
 /// and resolved once, when the client connects.
 ///
 /// A RouteConfig is a set of named pools (each a ketama ring over its servers, placed exactly
-/// as libmemcached places keys) and one route tree over them. It comes from JSON
+/// as libmemcached places keys, or placed by mcrouter's Ch3 when its pool routes say
+/// "hash": "Ch3") and one route tree over them. It comes from JSON
 /// (RouteConfig::parse, RouteConfig::load) or from the builder functions in folsom::routes,
 /// and goes into Options::routes. Bad configuration is refused with a RouteConfigError whose
 /// message is one line naming the JSON path of the fault, e.g.
@@ -27,7 +28,7 @@ namespace folsom {
 
 /// The kinds of route (mcrouter's route handle names in the comments).
 enum class RouteType : std::uint8_t {
-    pool,                ///< PoolRoute: a ketama ring over one pool's servers
+    pool,                ///< PoolRoute: one pool's servers (ketama ring, or mcrouter's Ch3)
     all_sync,            ///< AllSyncRoute: to every child; the worst reply
     all_async,           ///< AllAsyncRoute: to every child; NullRoute's reply at once
     all_majority,        ///< AllMajorityRoute: to every child; once half + 1 agree
@@ -51,14 +52,15 @@ struct RouteSpec;
 /// A pool's shadow: requests whose key falls in [key_fraction_begin, key_fraction_end) of the
 /// key hash space are also sent to `target` (one route); its replies never reach the caller.
 struct ShadowSpec {
-    std::vector<RouteSpec> target;  ///< exactly one route
-    double key_fraction_begin = 0.0;
-    double key_fraction_end = 1.0;
+    std::vector<RouteSpec> target;    ///< exactly one route
+    double key_fraction_begin = 0.0;  ///< the first key fraction shadowed, in [0, 1]
+    double key_fraction_end = 1.0;    ///< the end of the key fractions shadowed (excluded)
 };
 
 /// One node of a route tree. Which fields mean something depends on `type`; the others stay
 /// at their defaults (RouteConfig::validate refuses a tree where they do not).
 struct RouteSpec {
+    /// What kind of route this node is.
     RouteType type = RouteType::null;
     /// The label of this route in metrics. The JSON loader sets the node's JSON path (e.g.
     /// "route.operation_policies.get") unless the node has a "name".
@@ -86,15 +88,25 @@ struct RouteSpec {
     /// warm_up: the exptime (seconds) of the value written into the cold route after a hit in
     /// the warm one. 0: no expiry.
     std::uint32_t exptime = 0;
-    /// hash: the hash function ("Crc32", the default, or "Md5"), and a salt added to the key.
+    /// pool: how the pool places keys on its servers (mcrouter's PoolRoute "hash"): empty for
+    /// Options::distribution (libmemcached's ketama unless changed), or "Ch3" for mcrouter's
+    /// placement (furc_hash over the pool's server list, in order). Placement belongs to the
+    /// pool: every pool route of one pool must give the same.
+    /// hash: the hash function choosing the child, mcrouter's "Ch3" (the default, as in
+    /// mcrouter), "WeightedCh3" (with `weights`) or "Crc32", or folsom's "Md5".
     std::string hash_func{};
+    /// hash: a salt appended to the key before hashing (at most 256 bytes).
     std::string salt{};
+    /// hash with "WeightedCh3": one weight in [0, 1] per child (mcrouter's "weights"). A
+    /// child's share of keys shrinks with its weight; weight 1 everywhere is Ch3.
+    std::vector<double> weights{};
     /// error: the message the error carries (mcrouter's "response"); may be empty.
     std::string error_message{};
 };
 
-/// A named group of servers: one ketama ring.
+/// A named group of servers: one ketama ring (or Ch3 placement, as its pool routes say).
 struct PoolSpec {
+    /// The pool's name, as routes refer to it ("PoolRoute|<name>").
     std::string name{};
     /// As Options::servers: "host:port", "host:port:weight", or a Unix socket path.
     std::vector<std::string> servers{};
@@ -103,6 +115,7 @@ struct PoolSpec {
 /// Thrown for a configuration that cannot be used. what() is one line: "<json path>: <why>".
 class RouteConfigError : public std::system_error {
   public:
+    /// A fault at JSON path `path` (may be empty), explained by `why`.
     RouteConfigError(std::string path, const std::string& why)
         : std::system_error(make_error_code(errc::invalid_argument),
                             path.empty() ? why : path + ": " + why),
@@ -123,8 +136,8 @@ class RouteConfigError : public std::system_error {
 
 /// Pools and the route over them.
 struct RouteConfig {
-    std::vector<PoolSpec> pools{};
-    RouteSpec route{};
+    std::vector<PoolSpec> pools{};  ///< the pools, in the order of the configuration
+    RouteSpec route{};              ///< the route tree every request goes through
 
     /// Reads mcrouter-shaped JSON: {"pools": {...}, "route": ..., "named_handles": [...]}.
     /// Throws RouteConfigError naming the JSON path of the first fault: text that is not
@@ -142,7 +155,7 @@ struct RouteConfig {
 /// What one route did since the client connected (Client::route_stats()).
 struct RouteStats {
     std::string name{};  ///< RouteSpec::name (the JSON path unless the config named it)
-    RouteType type = RouteType::null;
+    RouteType type = RouteType::null;   ///< the route's kind
     std::uint64_t requests = 0;         ///< requests the route was asked to send
     std::uint64_t failovers = 0;        ///< sends to a child after the first (failover, warm-up)
     std::uint64_t shadow_requests = 0;  ///< copies sent to this pool route's shadows
@@ -153,27 +166,44 @@ struct RouteStats {
 ///   RouteConfig c{{{"A", {"127.0.0.1:11211"}}, {"B", {"127.0.0.1:11212"}}},
 ///                 routes::all_sync({routes::pool("A"), routes::pool("B")})};
 namespace routes {
-RouteSpec pool(std::string name, std::vector<ShadowSpec> shadows = {});
+/// A PoolRoute to pool `name`. `hash`: "" (Options::distribution) or "Ch3" (mcrouter's
+/// placement); see RouteSpec::hash_func.
+RouteSpec pool(std::string name, std::vector<ShadowSpec> shadows = {}, std::string hash = {});
+/// A shadow of a pool route: `target` also gets the requests whose key hash falls in
+/// [key_fraction_begin, key_fraction_end).
 ShadowSpec shadow(RouteSpec target, double key_fraction_begin, double key_fraction_end);
+/// AllSyncRoute: every child; the worst reply.
 RouteSpec all_sync(std::vector<RouteSpec> children);
+/// AllAsyncRoute: every child; NullRoute's reply at once.
 RouteSpec all_async(std::vector<RouteSpec> children);
+/// AllMajorityRoute: every child; the reply half + 1 agree on.
 RouteSpec all_majority(std::vector<RouteSpec> children);
+/// AllFastestRoute: every child; the first non-error reply.
 RouteSpec all_fastest(std::vector<RouteSpec> children);
+/// AllInitialRoute: every child; the first child's reply.
 RouteSpec all_initial(std::vector<RouteSpec> children);
+/// FailoverRoute: child after child while the reply is an error.
 RouteSpec failover(std::vector<RouteSpec> children,
                    std::optional<std::uint32_t> failover_exptime = std::nullopt);
+/// MissFailoverRoute: as failover, and on a miss for gets.
 RouteSpec miss_failover(std::vector<RouteSpec> children,
                         std::optional<std::uint32_t> failover_exptime = std::nullopt);
+/// WarmUpRoute: gets read `cold`, and on a miss `warm`, filling `cold` with `exptime`.
 RouteSpec warm_up(RouteSpec cold, RouteSpec warm, std::uint32_t exptime = 0);
-/// `policies`: {prefix, route}; `wildcard`: for keys no prefix matches.
+/// PrefixSelectorRoute. `policies`: {prefix, route}; `wildcard`: for keys no prefix matches.
 RouteSpec prefix_selector(std::vector<std::pair<std::string, RouteSpec>> policies,
                           std::optional<RouteSpec> wildcard = std::nullopt);
-/// `policies`: {operation name, route}; `default_policy`: for the other operations.
+/// OperationSelectorRoute. `policies`: {operation name, route}; `default_policy`: for the
+/// other operations.
 RouteSpec operation_selector(std::vector<std::pair<std::string, RouteSpec>> policies,
                              std::optional<RouteSpec> default_policy = std::nullopt);
-RouteSpec hash(std::vector<RouteSpec> children, std::string hash_func = "Crc32",
-               std::string salt = {});
+/// HashRoute. `hash_func`: "Ch3" (mcrouter's default), "WeightedCh3" (give `weights`),
+/// "Crc32" or "Md5".
+RouteSpec hash(std::vector<RouteSpec> children, std::string hash_func = "Ch3",
+               std::string salt = {}, std::vector<double> weights = {});
+/// NullRoute: the default reply at once.
 RouteSpec null();
+/// ErrorRoute: an error carrying `message`, at once.
 RouteSpec error(std::string message = {});
 /// The same route with a metrics label.
 RouteSpec named(std::string name, RouteSpec route);

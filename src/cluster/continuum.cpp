@@ -1,5 +1,6 @@
 #include "folsom/cluster/continuum.hpp"
 
+#include "cluster/furc_hash.hpp"
 #include "cluster/md5.hpp"
 #include "cluster/md5_lanes.hpp"
 #include "cluster/murmur3.hpp"
@@ -147,6 +148,20 @@ std::vector<Point> folsom_ring(std::span<const ServerAddress> servers) {
     return points;
 }
 
+// Ch3 has no ring: one point per server, at its index, which is where furc_hash puts a key.
+std::vector<Point> ch3_points(std::size_t servers) {
+    std::vector<Point> points;
+    points.reserve(servers);
+    for (std::uint32_t s = 0; s < servers; ++s)
+        points.push_back({s, s});
+    return points;
+}
+
+std::uint32_t ch3_position(std::string_view key, std::size_t servers) noexcept {
+    return furc_hash(key,
+                     static_cast<std::uint32_t>(std::min<std::size_t>(servers, furc_max_servers)));
+}
+
 }  // namespace
 
 Continuum::Continuum(std::span<const ServerAddress> servers, Distribution distribution)
@@ -160,6 +175,9 @@ Continuum::Continuum(std::span<const ServerAddress> servers, Distribution distri
             break;
         case Distribution::folsom_murmur:
             points_ = folsom_ring(servers);
+            break;
+        case Distribution::mcrouter_ch3:
+            points_ = ch3_points(servers.size());
             break;
     }
     build_buckets();
@@ -187,18 +205,34 @@ void Continuum::build_buckets() {
 }
 
 std::uint32_t Continuum::key_position(std::string_view key) const noexcept {
-    if (distribution_ == Distribution::folsom_murmur) return murmur3_32(key) ^ sign_flip;
+    switch (distribution_) {
+        case Distribution::folsom_murmur:
+            return murmur3_32(key) ^ sign_flip;
+        case Distribution::mcrouter_ch3:
+            return ch3_position(key, servers_);
+        case Distribution::ketama_libmemcached:
+        case Distribution::ketama_spymemcached:
+            break;
+    }
     return md5_word(md5(key), 0);
 }
 
 void Continuum::key_positions(std::span<const std::string_view> keys,
                               std::span<std::uint32_t> out) const noexcept {
-    if (distribution_ != Distribution::folsom_murmur) {
-        md5_first_words(keys, out);
-        return;
+    switch (distribution_) {
+        case Distribution::folsom_murmur:
+            for (std::size_t i = 0; i < keys.size(); ++i)
+                out[i] = murmur3_32(keys[i]) ^ sign_flip;
+            return;
+        case Distribution::mcrouter_ch3:
+            for (std::size_t i = 0; i < keys.size(); ++i)
+                out[i] = ch3_position(keys[i], servers_);
+            return;
+        case Distribution::ketama_libmemcached:
+        case Distribution::ketama_spymemcached:
+            break;
     }
-    for (std::size_t i = 0; i < keys.size(); ++i)
-        out[i] = murmur3_32(keys[i]) ^ sign_flip;
+    md5_first_words(keys, out);
 }
 
 std::size_t Continuum::point_index(std::string_view key) const noexcept {
@@ -206,6 +240,9 @@ std::size_t Continuum::point_index(std::string_view key) const noexcept {
 }
 
 std::size_t Continuum::point_index_at(std::uint32_t position) const noexcept {
+    // Ch3's points sit at 0..n-1, so a position is its own point.
+    if (distribution_ == Distribution::mcrouter_ch3)
+        return position < points_.size() ? position : 0;
     // The first point at or after the key (a "ceiling"); past the last point, wrap around.
     // Only the points of the key's bucket can be smaller than it; the answer is among them or
     // is the next bucket's first point.

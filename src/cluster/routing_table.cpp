@@ -1,6 +1,7 @@
 #include "cluster/routing_table.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 namespace folsom::cluster {
 RoutingTable::RoutingTable(std::vector<ServerPool*> members, std::vector<ServerAddress> addresses,
@@ -20,6 +21,11 @@ void RoutingTable::servers_for(std::span<const std::string_view> keys,
                   static_cast<std::uint32_t>(only));
         return;
     }
+    if (ring_.distribution() == Distribution::mcrouter_ch3) {
+        for (std::size_t i = 0; i < keys.size(); ++i)
+            out[i] = static_cast<std::uint32_t>(ch3_owner(keys[i]));
+        return;
+    }
     ring_.key_positions(keys, out);  // positions first, in place, then each one's owner
     for (std::size_t i = 0; i < keys.size(); ++i)
         out[i] = static_cast<std::uint32_t>(owner_at(ring_.point_index_at(out[i])));
@@ -31,6 +37,28 @@ std::size_t RoutingTable::walk(std::size_t point, const ServerPool* owner) const
         std::size_t p = point + step;
         if (p >= points.size()) p -= points.size();
         const ServerPool* candidate = members_[points[p].server];
+        if (candidate != owner && candidate->health().routable()) return candidate->id();
+    }
+    return owner->id();
+}
+
+// Ch3 has no ring to walk: a dead server's keys are rehashed with the salts mcrouter's
+// WeightedCh3 uses to move keys off a server of weight 0 (the key + "0", "1", ..., "9", "01",
+// ...: the try count in reversed decimal), up to 31 of them, and go to the first routable
+// server drawn. So they spread over the live servers, and no other key moves.
+std::size_t RoutingTable::ch3_failover(std::string_view key,
+                                       const ServerPool* owner) const noexcept {
+    char salted[512];
+    if (key.size() + 2 > sizeof salted) return owner->id();  // an over-long key: refused anyway
+    if (!key.empty()) std::memcpy(salted, key.data(), key.size());
+    for (std::uint32_t t = 0; t < 31; ++t) {
+        std::size_t size = key.size();
+        std::uint32_t s = t;
+        do {
+            salted[size++] = static_cast<char>('0' + s % 10);
+            s /= 10;
+        } while (s != 0);
+        const ServerPool* candidate = members_[ring_.server_index(std::string_view(salted, size))];
         if (candidate != owner && candidate->health().routable()) return candidate->id();
     }
     return owner->id();

@@ -27,12 +27,14 @@ class RoutingTable {
                  std::vector<ServerPool*> by_index, Distribution distribution, bool failover);
 
     /// The index of the server that owns `key`. With failover, a dead owner is skipped by
-    /// walking the ring to the next point of a routable server (libmemcached's auto-eject);
-    /// when every server is dead, the owner. An empty ring answers 0 (which submit() then
-    /// reports as not_connected when no server 0 exists).
+    /// walking the ring to the next point of a routable server (libmemcached's auto-eject;
+    /// with mcrouter_ch3, which has no ring, by rehashing the key: ch3_failover); when every
+    /// server is dead, the owner. An empty ring answers 0 (which submit() then reports as
+    /// not_connected when no server 0 exists).
     std::size_t server_for(std::string_view key) const noexcept {
         if (members_.size() <= 1 || ring_.empty())
             return members_.empty() ? 0 : members_.front()->id();
+        if (ring_.distribution() == Distribution::mcrouter_ch3) return ch3_owner(key);
         return owner_at(ring_.point_index(key));
     }
 
@@ -51,6 +53,12 @@ class RoutingTable {
 
   private:
     std::size_t walk(std::size_t point, const ServerPool* owner) const noexcept;
+    std::size_t ch3_failover(std::string_view key, const ServerPool* owner) const noexcept;
+    std::size_t ch3_owner(std::string_view key) const noexcept {
+        const ServerPool* owner = members_[ring_.server_index(key)];
+        if (!failover_ || owner->health().routable()) return owner->id();
+        return ch3_failover(key, owner);
+    }
     std::size_t owner_at(std::size_t point) const noexcept {
         const ServerPool* owner = members_[ring_.points()[point].server];
         if (!failover_ || owner->health().routable()) return owner->id();

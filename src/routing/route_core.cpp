@@ -8,6 +8,8 @@
 
 #include <atomic>
 #include <mutex>
+#include <set>
+#include <string>
 
 namespace folsom::routing {
 namespace {
@@ -82,6 +84,14 @@ class KeySplitOp final : public detail::Operation {
     std::size_t failed_ = 0;
     std::error_code first_error_;
 };
+
+void collect_ch3_pools(const RouteSpec& r, std::set<std::string>& out) {
+    if (r.type == RouteType::pool && !r.hash_func.empty()) out.insert(r.pool);
+    for (const ShadowSpec& s : r.shadows)
+        collect_ch3_pools(s.target.front(), out);
+    for (const RouteSpec& c : r.children)
+        collect_ch3_pools(c, out);
+}
 
 }  // namespace
 
@@ -164,14 +174,22 @@ std::shared_ptr<detail::ClientCore> make_route_core(asio::any_io_executor ex,
             list.push_back(std::move(addr));
         }
     }
-    auto make_pool = [&](std::vector<ServerAddress> s) {
-        return detail::make_pool_core(ex, options, std::move(s));
+    // A pool's placement is its pool routes' "hash" (validate() made them agree): Ch3 makes
+    // its core place keys as mcrouter does; otherwise Options::distribution applies.
+    std::set<std::string> ch3_pools;
+    collect_ch3_pools(config.route, ch3_pools);
+    auto make_pool = [&](std::size_t p, std::vector<ServerAddress> s) {
+        if (ch3_pools.count(config.pools[p].name) == 0)
+            return detail::make_pool_core(ex, options, std::move(s));
+        Options placed = options;
+        placed.distribution = cluster::Distribution::mcrouter_ch3;
+        return detail::make_pool_core(ex, placed, std::move(s));
     };
     // One pool route, nothing else: the pool's own core is the whole client.
     const RouteSpec& root = config.route;
     if (root.type == RouteType::pool && root.shadows.empty()) {
         for (std::size_t p = 0; p < config.pools.size(); ++p)
-            if (config.pools[p].name == root.pool) return make_pool(std::move(servers[p]));
+            if (config.pools[p].name == root.pool) return make_pool(p, std::move(servers[p]));
     }
     auto tree = RouteTree::build(config, std::move(servers), make_pool);
     return std::make_shared<RouteCore>(std::move(ex), std::move(tree), options);

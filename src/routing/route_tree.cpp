@@ -32,6 +32,14 @@ FanoutPolicy policy_of(RouteType t) {
     }
 }
 
+/// HashRoute's function by its mcrouter name (validate() allowed only these).
+HashFunction hash_function(const std::string& name) {
+    if (name == "WeightedCh3") return HashFunction::weighted_ch3;
+    if (name == "Crc32") return HashFunction::crc32;
+    if (name == "Md5") return HashFunction::md5;
+    return HashFunction::ch3;
+}
+
 /// A key fraction as a bound on 32-bit key hashes.
 std::uint64_t hash_bound(double fraction) {
     return static_cast<std::uint64_t>(std::llround(fraction * 4294967296.0));
@@ -48,7 +56,7 @@ std::shared_ptr<RouteTree> RouteTree::build(const RouteConfig& config,
         t->first_server_.push_back(t->servers_.size());
         for (std::size_t i = 0; i < n; ++i)
             t->servers_.push_back({p, i});
-        t->pools_.push_back(make_pool(std::move(pool_servers[p])));
+        t->pools_.push_back(make_pool(p, std::move(pool_servers[p])));
         t->pool_names_.push_back(config.pools[p].name);
     }
     t->root_ = &t->resolve(config.route, "route");
@@ -140,10 +148,9 @@ Route& RouteTree::resolve(const RouteSpec& spec, const std::string& path) {
                 children.push_back(&resolve(spec.children[i], child_path(i)));
             if (spec.salt.size() > 256)
                 throw RouteConfigError(path + ".salt", "longer than 256 bytes");
-            const auto f =
-                spec.hash_func == "Md5" ? HashRoute::Function::md5 : HashRoute::Function::crc32;
             RouteCounters& c = counters_for(spec, path);
-            made = std::make_unique<HashRoute>(c, std::move(children), f, spec.salt);
+            made = std::make_unique<HashRoute>(
+                c, std::move(children), hash_function(spec.hash_func), spec.salt, spec.weights);
             break;
         }
         case RouteType::null:

@@ -23,9 +23,9 @@ namespace folsom::routing {
 
 class RouteTree : public std::enable_shared_from_this<RouteTree> {
   public:
-    /// Makes the ClientCore of one pool from its servers.
-    using PoolFactory =
-        std::function<std::shared_ptr<detail::ClientCore>(std::vector<ServerAddress>)>;
+    /// Makes the ClientCore of pool `pool` (an index into RouteConfig::pools) from its servers.
+    using PoolFactory = std::function<std::shared_ptr<detail::ClientCore>(
+        std::size_t pool, std::vector<ServerAddress> servers)>;
 
     /// Resolves `config` (validated: RouteConfig::validate) into routes over pools made by
     /// `make_pool`. Throws RouteConfigError for what only resolving finds (a salt too long).

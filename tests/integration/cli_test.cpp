@@ -1091,8 +1091,8 @@ TEST(CliConfig, BadConfigurationsAreOneLineAndExit2) {
          R"({"pools": {"A": {"servers": ["127.0.0.1:notaport"]}}, "route": "PoolRoute|A"})",
          "folsom: pools.A.servers[0]: bad server address '127.0.0.1:notaport'"},
         {"unknown key",
-         "{" + pool_a + R"(, "route": {"type": "PoolRoute", "pool": "A", "hash": "Crc32"}})",
-         "folsom: route: unknown key 'hash' (PoolRoute takes pool, shadows, name)\n"},
+         "{" + pool_a + R"(, "route": {"type": "PoolRoute", "pool": "A", "rates": {}}})",
+         "folsom: route: unknown key 'rates' (PoolRoute takes pool, shadows, hash, name)\n"},
         {"not JSON", R"({"pools": {)", "folsom: not JSON: "},
     };
     for (const auto& c : cases) {

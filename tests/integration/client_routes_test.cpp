@@ -7,6 +7,8 @@
 #include "folsom/client.hpp"
 #include "folsom/routes.hpp"
 
+#include "cluster/furc_hash.hpp"
+#include "cluster/weighted_ch3.hpp"
 #include "support/cluster_support.hpp"
 #include "support/memcached_server.hpp"
 
@@ -421,6 +423,53 @@ TEST(Routes, NullErrorAndHashRoutes) {
     EXPECT_LT(on_a, 140u);
 }
 
+// mcrouter's placement: a pool with "hash": "Ch3" puts key k on server furc_hash(k, n) of its
+// list, and a HashRoute (Ch3 unless told otherwise, as in mcrouter) on child furc_hash(k, n),
+// so a service moving from mcrouter finds its keys where mcrouter left them.
+TEST(Routes, Ch3PlacesKeysWhereMcrouterDoes) {
+    MemcachedServer a0, a1, a2, b0, b1, b2;
+    const std::vector<const MemcachedServer*> a = {&a0, &a1, &a2}, b = {&b0, &b1, &b2};
+    const std::string pools = R"({"pools": {"A": )" + pool_json(a) + R"(, "B0": )" +
+                              pool_json({&b0}) + R"(, "B1": )" + pool_json({&b1}) + R"(, "B2": )" +
+                              pool_json({&b2}) + "}";
+    // Through the tree (a prefix selector over a Ch3 pool and a HashRoute of one-server pools),
+    // and as the whole client (a lone PoolRoute is served by the pool's own core).
+    BlockingClient tree(options_for(pools + R"(, "route": {"type": "PrefixSelectorRoute",
+        "policies": {"a:": {"type": "PoolRoute", "pool": "A", "hash": "Ch3"},
+                     "h:": {"type": "HashRoute", "children": ["PoolRoute|B0", "PoolRoute|B1", "PoolRoute|B2"]},
+                     "w:": {"type": "HashRoute", "hash_func": "WeightedCh3", "weights": [1, 0, 1],
+                            "children": ["PoolRoute|B0", "PoolRoute|B1", "PoolRoute|B2"]}}}})"));
+    BlockingClient lone(options_for(pools + R"(, "route": {"type": "PoolRoute", "pool": "A",
+                                                           "hash": {"hash_func": "Ch3"}}})"));
+    std::vector<int> per_server(3);
+    for (const auto& k : make_keys(120, "a:")) {
+        const auto owner = folsom::cluster::furc_hash(k, 3);
+        ++per_server[owner];
+        ASSERT_EQ(tree.set(k, "t"), Status::stored);
+        for (std::uint32_t i = 0; i < 3; ++i)
+            EXPECT_EQ(server_has(*a[i], k, "t"), i == owner) << k << " on A[" << i << "]";
+        ASSERT_EQ(lone.set(k, "l"), Status::stored);
+        for (std::uint32_t i = 0; i < 3; ++i)
+            EXPECT_EQ(server_has(*a[i], k, "l"), i == owner) << k << " on A[" << i << "]";
+    }
+    for (int n : per_server)
+        EXPECT_GT(n, 20);
+    for (const auto& k : make_keys(60, "h:")) {
+        ASSERT_EQ(tree.set(k, "h"), Status::stored);
+        const auto child = folsom::cluster::furc_hash(k, 3);
+        for (std::uint32_t i = 0; i < 3; ++i)
+            EXPECT_EQ(server_has(*b[i], k, "h"), i == child) << k << " on B" << i;
+    }
+    for (const auto& k : make_keys(60, "w:")) {
+        ASSERT_EQ(tree.set(k, "w"), Status::stored);
+        const std::vector<double> weights = {1, 0, 1};
+        const auto child = folsom::cluster::weighted_ch3(k, weights);
+        EXPECT_NE(child, 1u);  // weight 0: no key
+        for (std::uint32_t i = 0; i < 3; ++i)
+            EXPECT_EQ(server_has(*b[i], k, "w"), i == child) << k << " on B" << i;
+    }
+}
+
 // ---- exactly once ----------------------------------------------------------------------------
 
 TEST(Routes, EveryRequestCompletesExactlyOnceWhileReplicasDie) {
@@ -545,6 +594,33 @@ TEST(Routes, BackpressureCountsTheCallersRequestOnceNotItsChildren) {
     for (int i = 0; i < 50; ++i)
         ASSERT_EQ(c.set("bp", "v"), Status::stored);
     EXPECT_EQ(client.outstanding(), 0u);
+}
+
+TEST(Routes, AllAsyncAnswersAtOnceAndAllInitialWithTheFirstChild) {
+    MemcachedServer s1, s2;
+    const std::string pools =
+        R"({"pools": {"A": )" + pool_json({&s1}) + R"(, "B": )" + pool_json({&s2}) + "}";
+    {
+        BlockingClient c(options_for(pools + R"(, "route": {"type": "AllAsyncRoute",
+                                        "children": ["PoolRoute|A", "PoolRoute|B"]}})"));
+        // Nobody waits for the replies: a write is `sent`, a get a miss; the writes land.
+        EXPECT_EQ(c.set("aa", "v"), Status::sent);
+        EXPECT_TRUE(
+            wait_for([&] { return server_has(s1, "aa", "v") && server_has(s2, "aa", "v"); }, 2s));
+        EXPECT_FALSE(c.get("aa"));
+    }
+    {
+        BlockingClient c(options_for(pools + R"(, "route": {"type": "AllInitialRoute",
+                                        "children": ["PoolRoute|A", "PoolRoute|B"]}})"));
+        ASSERT_EQ(raw_request(s2, "set only-b 0 0 1\r\nb\r\n", "\r\n"), "STORED\r\n");
+        EXPECT_FALSE(c.get("only-b"));  // the first child's miss, whatever B says
+        EXPECT_EQ(c.set("ai", "v"), Status::stored);
+        EXPECT_TRUE(wait_for([&] { return server_has(s2, "ai", "v"); }, 2s));
+        s1.kill();
+        // The first child is down: its error is the answer, though B stores the value.
+        EXPECT_THROW(c.set("ai", "w"), std::system_error);
+        EXPECT_TRUE(wait_for([&] { return server_has(s2, "ai", "w"); }, 2s));
+    }
 }
 
 // ---- bad configuration -----------------------------------------------------------------------

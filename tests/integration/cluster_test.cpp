@@ -5,6 +5,8 @@
 #include "folsom/client.hpp"
 #include "folsom/cluster/discovery.hpp"
 
+#include "cluster/furc_hash.hpp"
+#include "cluster/weighted_ch3.hpp"
 #include "support/cluster_support.hpp"
 #include "support/memcached_server.hpp"
 #include "support/tcp_proxy.hpp"
@@ -524,6 +526,46 @@ TEST(ClusterFailover, ADeadServersKeysMoveWhereLibmemcachedAutoEjectPutsThem) {
 
     servers[1]->restart();
     EXPECT_TRUE(wait_for([&] { return placement_matches(client, all, keys); }, 2s));
+}
+
+// mcrouter's Ch3 has no ring to walk: a dead server's keys go where mcrouter's WeightedCh3
+// sends the keys of a server of weight 0 (the same salted rehashes), every other key stays.
+TEST(ClusterFailover, Ch3MovesADeadServersKeysAsWeightZeroWould) {
+    Servers servers = start_servers(3);
+    folsom::Options o;
+    o.servers.clear();
+    for (const auto& s : servers)
+        o.servers.push_back(s->address());
+    o.distribution = folsom::cluster::Distribution::mcrouter_ch3;
+    o.failover.enabled = true;
+    o.failover.dead_timeout = 10s;
+    o.reconnect_initial_delay = 20ms;
+    o.reconnect_max_delay = 50ms;
+    folsom::BlockingClient c(o);
+    auto& client = c.async();
+    const auto keys = make_keys(200, "ch3:");
+    const auto placed_by = [&](const std::vector<double>& weights) {
+        for (const auto& k : keys)
+            if (port_of(client, k) != servers[folsom::cluster::weighted_ch3(k, weights)]->port())
+                return false;
+        return true;
+    };
+    // Weight 1 everywhere is Ch3 itself: server furc_hash(key, 3) of the list.
+    ASSERT_TRUE(placed_by({1, 1, 1}));
+    for (const auto& k : keys) {
+        ASSERT_EQ(port_of(client, k), servers[folsom::cluster::furc_hash(k, 3)]->port());
+        ASSERT_EQ(c.set(k, "v"), Status::stored);
+    }
+
+    servers[1]->kill();
+    ASSERT_TRUE(wait_for([&] { return placed_by({1, 0, 1}); }, 2s));
+    for (const auto& k : keys) {
+        ASSERT_EQ(c.set(k, "failed over"), Status::stored) << k;
+        EXPECT_EQ(c.get(k)->data, "failed over");
+    }
+
+    servers[1]->restart();
+    EXPECT_TRUE(wait_for([&] { return placed_by({1, 1, 1}); }, 2s));
 }
 
 TEST(ClusterFailover, DeadTimeoutBringsAServerBackEvenIfStillDown) {

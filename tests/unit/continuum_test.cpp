@@ -310,9 +310,9 @@ TEST(ContinuumSpymemcached, MatchesWeightedKetamaNodeLocator) {
 
 // ---- properties ------------------------------------------------------------------------------
 
-constexpr Distribution all_distributions[] = {Distribution::ketama_libmemcached,
-                                              Distribution::ketama_spymemcached,
-                                              Distribution::folsom_murmur};
+constexpr Distribution all_distributions[] = {
+    Distribution::ketama_libmemcached, Distribution::ketama_spymemcached,
+    Distribution::folsom_murmur, Distribution::mcrouter_ch3};
 
 std::vector<ServerAddress> equal_pool(int n) {
     std::vector<ServerAddress> pool;
@@ -341,7 +341,10 @@ TEST(Continuum, PointsAreSortedAndCountedPerServer) {
     for (auto d : all_distributions) {
         const Continuum c(equal_pool(4), d);
         const auto points = c.points();
-        const std::size_t per_server = d == Distribution::folsom_murmur ? 100 : 160;
+        // mcrouter_ch3 is no ring: one point per server, at its index.
+        const std::size_t per_server = d == Distribution::folsom_murmur  ? 100
+                                       : d == Distribution::mcrouter_ch3 ? 1
+                                                                         : 160;
         EXPECT_EQ(points.size(), 4 * per_server);
         for (std::size_t i = 1; i < points.size(); ++i) {
             ASSERT_LE(points[i - 1].position, points[i].position);
@@ -375,9 +378,9 @@ TEST(Continuum, WeightsShiftTheShare) {
         EXPECT_GT(heavy, 16'000);
         EXPECT_LT(heavy, 24'000);
     }
-    // Folsom has no weights: a weight changes nothing.
-    EXPECT_EQ(placements(Continuum(pool, Distribution::folsom_murmur)),
-              placements(Continuum(equal_pool(3), Distribution::folsom_murmur)));
+    // Folsom has no weights, and mcrouter's Ch3 none of these: a weight changes nothing.
+    for (auto d : {Distribution::folsom_murmur, Distribution::mcrouter_ch3})
+        EXPECT_EQ(placements(Continuum(pool, d)), placements(Continuum(equal_pool(3), d)));
 }
 
 // The point of consistent hashing: losing a server moves only the keys it had.
@@ -392,8 +395,9 @@ TEST(Continuum, RemovingAServerMovesOnlyItsKeys) {
             const auto was = before.server_index(key(i));
             if (was != 4 && after.server_index(key(i)) != was) ++moved;
         }
-        // spymemcached and Folsom keep every other point exactly; libmemcached recomputes each
-        // server's share from the server count, which may add or drop a digest here and there.
+        // spymemcached and Folsom keep every other point exactly, and Ch3 keeps every key off
+        // the last server; libmemcached recomputes each server's share from the server count,
+        // which may add or drop a digest here and there.
         if (d == Distribution::ketama_libmemcached) {
             EXPECT_LT(moved, 400);
         } else {

@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <limits>
@@ -41,6 +42,11 @@ void render(const RouteSpec& r, const std::string& indent, std::string& out) {
     if (r.exptime != 0) out += " exptime=" + std::to_string(r.exptime);
     if (!r.hash_func.empty()) out += " hash_func=" + r.hash_func;
     if (!r.salt.empty()) out += " salt=" + r.salt;
+    if (!r.weights.empty()) {
+        out += " weights=";
+        for (double w : r.weights)
+            out += std::to_string(w) + ",";
+    }
     if (!r.error_message.empty()) out += " error_message=" + r.error_message;
     out += "\n";
     for (const auto& s : r.shadows) {
@@ -255,6 +261,8 @@ TEST(RouteConfigParse, EveryRouteType) {
              "operation_policies": {"set": "PoolRoute|A", "delete": "PoolRoute|B"}},
             {"type": "HashRoute", "children": ["PoolRoute|A", "PoolRoute|B"]},
             {"type": "HashRoute", "children": ["PoolRoute|A"], "hash_func": "Md5", "salt": "s1"},
+            {"type": "HashRoute", "children": ["PoolRoute|A", "PoolRoute|B"],
+             "hash_func": "WeightedCh3", "weights": [1, 0.25]},
             {"type": "NullRoute"},
             {"type": "ErrorRoute"},
             {"type": "ErrorRoute", "response": "maintenance"}]})"));
@@ -296,14 +304,18 @@ TEST(RouteConfigParse, EveryRouteType) {
               "  OperationSelectorRoute name=route.children[11] selectors=set,delete,\n"
               "    PoolRoute name=route.children[11].operation_policies.set pool=A\n"
               "    PoolRoute name=route.children[11].operation_policies.delete pool=B\n"
-              "  HashRoute name=route.children[12] hash_func=Crc32\n"
+              "  HashRoute name=route.children[12] hash_func=Ch3\n"
               "    PoolRoute name=route.children[12].children[0] pool=A\n"
               "    PoolRoute name=route.children[12].children[1] pool=B\n"
               "  HashRoute name=route.children[13] hash_func=Md5 salt=s1\n"
               "    PoolRoute name=route.children[13].children[0] pool=A\n"
-              "  NullRoute name=route.children[14]\n"
-              "  ErrorRoute name=route.children[15]\n"
-              "  ErrorRoute name=route.children[16] error_message=maintenance\n");
+              "  HashRoute name=route.children[14] hash_func=WeightedCh3 "
+              "weights=1.000000,0.250000,\n"
+              "    PoolRoute name=route.children[14].children[0] pool=A\n"
+              "    PoolRoute name=route.children[14].children[1] pool=B\n"
+              "  NullRoute name=route.children[15]\n"
+              "  ErrorRoute name=route.children[16]\n"
+              "  ErrorRoute name=route.children[17] error_message=maintenance\n");
     EXPECT_FALSE(config.route.children[5].failover_exptime.has_value());
 }
 
@@ -475,8 +487,8 @@ TEST(RouteConfigParseError, InlinePools) {
 }
 
 TEST(RouteConfigParseError, UnknownKeys) {
-    EXPECT_EQ(parse_error(with_route(R"({"type": "PoolRoute", "pool": "A", "hash": "crc32"})")),
-              "route: unknown key 'hash' (PoolRoute takes pool, shadows, name)");
+    EXPECT_EQ(parse_error(with_route(R"({"type": "PoolRoute", "pool": "A", "rates": {}})")),
+              "route: unknown key 'rates' (PoolRoute takes pool, shadows, hash, name)");
     EXPECT_EQ(parse_error(R"({"pools": {"A": {"servers": ["a:1"], "protocol": "ascii"}},
                               "route": "PoolRoute|A"})"),
               "pools.A: unknown key 'protocol' (a pool takes servers)");
@@ -580,13 +592,89 @@ TEST(RouteConfigParseError, UnknownOperation) {
 }
 
 TEST(RouteConfigParseError, UnsupportedHashFunc) {
-    for (std::string_view bad : {"Ch3", "crc32", ""}) {
+    // mcrouter's names are case-sensitive, and its other functions are not supported.
+    for (std::string_view bad : {"ch3", "crc32", "", "WeightedCh4", "Rendezvous", "ConstShard"}) {
         EXPECT_EQ(parse_error(with_route(R"({"type": "HashRoute", "children": ["PoolRoute|A"],
                                              "hash_func": ")" +
                                          std::string(bad) + "\"}")),
                   "route.hash_func: unsupported hash_func '" + std::string(bad) +
-                      "' (supported: Crc32, Md5)");
+                      "' (supported: Ch3, WeightedCh3, Crc32, Md5)");
     }
+}
+
+TEST(RouteConfigParse, HashRouteDefaultsToCh3AsMcrouterDoes) {
+    const auto config = RouteConfig::parse(
+        with_route(R"({"type": "HashRoute", "children": ["PoolRoute|A", "PoolRoute|B"]})"));
+    EXPECT_EQ(config.route.hash_func, "Ch3");
+    EXPECT_TRUE(config.route.weights.empty());
+}
+
+TEST(RouteConfigParseError, WeightedCh3) {
+    const auto weighted = [](std::string_view tail) {
+        return with_route(R"({"type": "HashRoute", "children": ["PoolRoute|A", "PoolRoute|B"], )" +
+                          std::string(tail) + "}");
+    };
+    EXPECT_EQ(parse_error(weighted(R"("hash_func": "WeightedCh3")")),
+              "route.weights: WeightedCh3 needs one weight per child (0 weights, 2 children)");
+    EXPECT_EQ(parse_error(weighted(R"("hash_func": "WeightedCh3", "weights": [1])")),
+              "route.weights: WeightedCh3 needs one weight per child (1 weights, 2 children)");
+    EXPECT_EQ(parse_error(weighted(R"("hash_func": "WeightedCh3", "weights": [1, 1.5])")),
+              "route.weights[1]: a weight is a number in [0, 1]");
+    EXPECT_EQ(parse_error(weighted(R"("hash_func": "WeightedCh3", "weights": [-0.1, 1])")),
+              "route.weights[0]: a weight is a number in [0, 1]");
+    EXPECT_EQ(parse_error(weighted(R"("hash_func": "WeightedCh3", "weights": [1, "1"])")),
+              "route.weights[1]: expected a number in [0, 1], got string");
+    EXPECT_EQ(parse_error(weighted(R"("hash_func": "WeightedCh3", "weights": 1)")),
+              "route.weights: expected an array of weights in [0, 1], got 1");
+    EXPECT_EQ(parse_error(weighted(R"("weights": [1, 1])")),
+              "route.weights: only hash_func WeightedCh3 takes weights");
+}
+
+// mcrouter's PoolRoute "hash": a function's name or an object of HashRoute properties. Only
+// Ch3 is supported: it makes the pool place keys as mcrouter does.
+TEST(RouteConfigParse, PoolRouteHashCh3) {
+    for (std::string_view hash : {R"("Ch3")", R"({"hash_func": "Ch3"})", R"({})"}) {
+        SCOPED_TRACE(hash);
+        const auto config = RouteConfig::parse(
+            with_route(R"({"type": "PoolRoute", "pool": "A", "hash": )" + std::string(hash) + "}"));
+        EXPECT_EQ(render(config.route), "PoolRoute name=route pool=A hash_func=Ch3\n");
+    }
+    // Without "hash", Options::distribution places the keys.
+    EXPECT_EQ(RouteConfig::parse(with_route(R"("PoolRoute|A")")).route.hash_func, "");
+}
+
+TEST(RouteConfigParseError, PoolRouteHash) {
+    const std::string why =
+        " (a PoolRoute places keys by Options::distribution, libmemcached's ketama unless "
+        "changed, or by mcrouter's \"hash\": \"Ch3\")";
+    const auto pool_with = [](std::string_view hash) {
+        return with_route(R"({"type": "PoolRoute", "pool": "A", "hash": )" + std::string(hash) +
+                          "}");
+    };
+    EXPECT_EQ(parse_error(pool_with(R"("Crc32")")), "route.hash: unsupported hash 'Crc32'" + why);
+    EXPECT_EQ(parse_error(pool_with(R"("WeightedCh3")")),
+              "route.hash: unsupported hash 'WeightedCh3'" + why);
+    EXPECT_EQ(parse_error(pool_with(R"("ch3")")), "route.hash: unsupported hash 'ch3'" + why);
+    EXPECT_EQ(parse_error(pool_with(R"("")")), "route.hash: unsupported hash ''" + why);
+    EXPECT_EQ(parse_error(pool_with(R"({"hash_func": "Crc32"})")),
+              "route.hash: unsupported hash 'Crc32'" + why);
+    EXPECT_EQ(parse_error(pool_with(R"({"hash_func": "Ch3", "salt": "x"})")),
+              "route.hash: unknown key 'salt' (a PoolRoute's hash takes hash_func)");
+    EXPECT_EQ(parse_error(pool_with(R"({"hash_func": 3})")),
+              "route.hash.hash_func: expected a string, got 3");
+    EXPECT_EQ(parse_error(pool_with("3")),
+              "route.hash: expected \"Ch3\" or {\"hash_func\": \"Ch3\"}, got 3");
+    // A pool places its keys one way: its pool routes must agree.
+    EXPECT_EQ(parse_error(with_route(R"({"type": "AllSyncRoute", "children": [
+                  {"type": "PoolRoute", "pool": "A", "hash": "Ch3"}, "PoolRoute|B", "PoolRoute|A"]})")),
+              "route.children[2]: pool 'A' is placed by 'Ch3' at route.children[0] and by "
+              "Options::distribution (no \"hash\") here: every PoolRoute of a pool must give "
+              "the same \"hash\"");
+    EXPECT_EQ(parse_error(with_route(R"({"type": "PoolRoute", "pool": "A", "shadows": [
+                  {"target": {"type": "PoolRoute", "pool": "A", "hash": {"hash_func": "Ch3"}}}]})")),
+              "route.shadows[0].target.hash: pool 'A' is placed by Options::distribution (no "
+              "\"hash\") at route and by 'Ch3' here: every PoolRoute of a pool must give the "
+              "same \"hash\"");
 }
 
 TEST(RouteConfigParseError, PathsNameKeysVerbatimOnOneLine) {
@@ -675,7 +763,12 @@ TEST(RouteBuilders, FillTheFieldsOfTheirType) {
               "OperationSelectorRoute name= selectors=get,\n  PoolRoute name= pool=A\n");
 
     EXPECT_EQ(render(routes::hash({routes::pool("A")})),
-              "HashRoute name= hash_func=Crc32\n  PoolRoute name= pool=A\n");
+              "HashRoute name= hash_func=Ch3\n  PoolRoute name= pool=A\n");
+    EXPECT_EQ(
+        render(routes::hash({routes::pool("A"), routes::pool("B")}, "WeightedCh3", {}, {1.0, 0.5})),
+        "HashRoute name= hash_func=WeightedCh3 weights=1.000000,0.500000,\n"
+        "  PoolRoute name= pool=A\n  PoolRoute name= pool=B\n");
+    EXPECT_EQ(render(routes::pool("A", {}, "Ch3")), "PoolRoute name= pool=A hash_func=Ch3\n");
     EXPECT_EQ(render(routes::hash({routes::pool("A")}, "Md5", "x")),
               "HashRoute name= hash_func=Md5 salt=x\n  PoolRoute name= pool=A\n");
     EXPECT_EQ(render(routes::error("down")), "ErrorRoute name= error_message=down\n");
@@ -696,6 +789,9 @@ TEST(RouteBuilders, EveryTypeValidates) {
         prefix_selector({}, pool("A")),
         operation_selector({{"get", pool("A")}, {"touch", pool("B")}}, error("no")),
         hash({pool("A"), pool("B")}, "Md5", "salt"),
+        hash({pool("A"), pool("B")}),
+        hash({pool("A"), pool("B")}, "Crc32"),
+        hash({pool("A"), pool("B")}, "WeightedCh3", "salt", {0.0, 1.0}),
         named("n", null()),
     }));
     EXPECT_NO_THROW(config.validate());
@@ -788,10 +884,36 @@ TEST(RouteValidate, Shadows) {
 
 TEST(RouteValidate, HashFunc) {
     using namespace folsom::routes;
-    EXPECT_EQ(validate_error(with_tree(hash({pool("A")}, "Ch3"))),
-              "route.hash_func: unsupported hash_func 'Ch3' (supported: Crc32, Md5)");
-    EXPECT_EQ(validate_error(with_tree(hash({pool("A")}, ""))),
-              "route.hash_func: unsupported hash_func '' (supported: Crc32, Md5)");
+    EXPECT_EQ(validate_error(with_tree(hash({pool("A")}, "ch3"))),
+              "route.hash_func: unsupported hash_func 'ch3' (supported: Ch3, WeightedCh3, Crc32, "
+              "Md5)");
+    EXPECT_EQ(
+        validate_error(with_tree(hash({pool("A")}, ""))),
+        "route.hash_func: unsupported hash_func '' (supported: Ch3, WeightedCh3, Crc32, Md5)");
+    EXPECT_EQ(validate_error(with_tree(hash({pool("A"), pool("B")}, "WeightedCh3", {}, {1.0}))),
+              "route.weights: WeightedCh3 needs one weight per child (1 weights, 2 children)");
+    EXPECT_EQ(validate_error(
+                  with_tree(hash({pool("A"), pool("B")}, "WeightedCh3", {}, {1.0, std::nan("")}))),
+              "route.weights[1]: a weight is a number in [0, 1]");
+    EXPECT_EQ(validate_error(with_tree(hash({pool("A")}, "Ch3", {}, {1.0}))),
+              "route.weights: only hash_func WeightedCh3 takes weights");
+    auto a = all_sync({pool("A")});
+    a.weights = {1.0};
+    EXPECT_EQ(validate_error(with_tree(a)), "route.weights: AllSyncRoute takes no weights");
+}
+
+TEST(RouteValidate, PoolPlacement) {
+    using namespace folsom::routes;
+    EXPECT_NO_THROW(
+        with_tree(all_sync({pool("A", {}, "Ch3"), pool("B"), pool("A", {}, "Ch3")})).validate());
+    EXPECT_EQ(validate_error(with_tree(pool("A", {}, "Crc32"))),
+              "route.hash: unsupported hash 'Crc32' (a PoolRoute places keys by "
+              "Options::distribution, libmemcached's ketama unless changed, or by mcrouter's "
+              "\"hash\": \"Ch3\")");
+    EXPECT_EQ(validate_error(with_tree(failover({pool("A"), pool("A", {}, "Ch3")}))),
+              "route.children[1].hash: pool 'A' is placed by Options::distribution (no \"hash\") "
+              "at route.children[0] and by 'Ch3' here: every PoolRoute of a pool must give the "
+              "same \"hash\"");
 }
 
 TEST(RouteValidate, FieldsOfAnotherTypeAreRefused) {

@@ -19,9 +19,15 @@
 /// * folsom_murmur: Spotify Folsom's own KetamaMemcacheClient (com.spotify.folsom.ketama):
 ///   100 points per server, a chain of murmur3_32 hashes seeded by "host:port", compared as
 ///   signed 32-bit integers. Weights are ignored, as Folsom has none.
+/// * mcrouter_ch3: mcrouter's Ch3, the default placement of an mcrouter pool: the key's server
+///   is furc_hash(key, n), its index in the list. Not a ring: points() holds one point per
+///   server, at position = its index, and a key's position is its server's index, so the
+///   lookups below answer alike. Server names and weights play no part (mcrouter's pool
+///   weights are WeightedCh3's, not these). Adding servers at the end of the list moves keys
+///   only onto them; removing one from the middle renumbers the servers after it.
 ///
 /// The host is hashed as written in ServerAddress (never resolved): give every client the same
-/// spelling of the server list.
+/// spelling of the server list. (mcrouter_ch3 hashes no host: give it the same order.)
 ///
 /// Errors: none; lookups are noexcept. Ownership: a Continuum owns its ring; points() is a
 /// view into it, valid until the Continuum is assigned to or destroyed.
@@ -42,6 +48,7 @@ enum class Distribution : std::uint8_t {
     ketama_libmemcached,  ///< libmemcached, MEMCACHED_BEHAVIOR_KETAMA_WEIGHTED
     ketama_spymemcached,  ///< spymemcached KetamaNodeLocator, KETAMA_HASH, default node names
     folsom_murmur,        ///< Spotify Folsom's KetamaMemcacheClient
+    mcrouter_ch3,         ///< mcrouter's Ch3 (furc_hash by list index), its pools' default
 };
 
 /// A consistent-hash ring over a list of servers (see continuum.hpp). Immutable once built;
@@ -49,7 +56,8 @@ enum class Distribution : std::uint8_t {
 class Continuum {
   public:
     /// One point of the ring. `position` orders the ring as unsigned 32-bit; for folsom_murmur
-    /// it is Folsom's signed hash with its sign bit flipped, so the order is Folsom's.
+    /// it is Folsom's signed hash with its sign bit flipped, so the order is Folsom's; for
+    /// mcrouter_ch3 it is the server's index.
     struct Point {
         std::uint32_t position;  ///< where the point sits on the ring
         std::uint32_t server;    ///< index into the span the continuum was built from

@@ -35,11 +35,12 @@ RouteSpec selector(RouteType type, std::vector<std::pair<std::string, RouteSpec>
 
 }  // namespace
 
-RouteSpec pool(std::string name, std::vector<ShadowSpec> shadows) {
+RouteSpec pool(std::string name, std::vector<ShadowSpec> shadows, std::string hash) {
     RouteSpec r;
     r.type = RouteType::pool;
     r.pool = std::move(name);
     r.shadows = std::move(shadows);
+    r.hash_func = std::move(hash);
     return r;
 }
 
@@ -104,10 +105,12 @@ RouteSpec operation_selector(std::vector<std::pair<std::string, RouteSpec>> poli
     return selector(RouteType::operation_selector, std::move(policies), std::move(default_policy));
 }
 
-RouteSpec hash(std::vector<RouteSpec> children, std::string hash_func, std::string salt) {
+RouteSpec hash(std::vector<RouteSpec> children, std::string hash_func, std::string salt,
+               std::vector<double> weights) {
     auto r = with_children(RouteType::hash, std::move(children));
     r.hash_func = std::move(hash_func);
     r.salt = std::move(salt);
+    r.weights = std::move(weights);
     return r;
 }
 

@@ -43,7 +43,7 @@ struct TypeInfo {
 };
 
 constexpr std::array<TypeInfo, 14> route_types = {{
-    {RouteType::pool, "PoolRoute", "pool, shadows, name"},
+    {RouteType::pool, "PoolRoute", "pool, shadows, hash, name"},
     {RouteType::all_sync, "AllSyncRoute", "children, name"},
     {RouteType::all_async, "AllAsyncRoute", "children, name"},
     {RouteType::all_majority, "AllMajorityRoute", "children, name"},
@@ -55,7 +55,7 @@ constexpr std::array<TypeInfo, 14> route_types = {{
     {RouteType::prefix_selector, "PrefixSelectorRoute", "policies, wildcard, name"},
     {RouteType::operation_selector, "OperationSelectorRoute",
      "operation_policies, default_policy, name"},
-    {RouteType::hash, "HashRoute", "children, hash_func, salt, name"},
+    {RouteType::hash, "HashRoute", "children, hash_func, salt, weights, name"},
     {RouteType::null, "NullRoute", "name"},
     {RouteType::error, "ErrorRoute", "response, name"},
 }};
@@ -64,7 +64,14 @@ constexpr std::array<std::string_view, 14> operation_names = {
     "get",    "gets",    "gat", "gats",   "set",  "add",  "replace",
     "append", "prepend", "cas", "delete", "incr", "decr", "touch"};
 
-constexpr std::array<std::string_view, 2> hash_funcs = {"Crc32", "Md5"};
+// HashRoute's: mcrouter's (Ch3 first, its default) and folsom's Md5.
+constexpr std::array<std::string_view, 4> hash_funcs = {"Ch3", "WeightedCh3", "Crc32", "Md5"};
+// A PoolRoute's "hash" (its pool's placement): mcrouter's Ch3, or none for
+// Options::distribution (libmemcached's ketama by default).
+constexpr std::string_view pool_hash = "Ch3";
+constexpr std::string_view pool_hash_message =
+    "(a PoolRoute places keys by Options::distribution, libmemcached's ketama unless changed, "
+    "or by mcrouter's \"hash\": \"Ch3\")";
 
 constexpr std::string_view range_message = "expected [begin, end] with 0 <= begin <= end <= 1";
 
@@ -81,12 +88,13 @@ enum Field : unsigned {
     f_hash_func = 1u << 7,
     f_salt = 1u << 8,
     f_error_message = 1u << 9,
+    f_weights = 1u << 10,
 };
 
 unsigned fields_of(RouteType t) {
     switch (t) {
         case RouteType::pool:
-            return f_pool | f_shadows;
+            return f_pool | f_shadows | f_hash_func;
         case RouteType::all_sync:
         case RouteType::all_async:
         case RouteType::all_majority:
@@ -102,7 +110,7 @@ unsigned fields_of(RouteType t) {
         case RouteType::operation_selector:
             return f_children | f_selectors | f_has_default;
         case RouteType::hash:
-            return f_children | f_hash_func | f_salt;
+            return f_children | f_hash_func | f_salt | f_weights;
         case RouteType::null:
             return 0;
         case RouteType::error:
@@ -221,6 +229,26 @@ void check_pool(const PoolSpec& p, const std::string& path) {
     }
 }
 
+void check_hash_route(const RouteSpec& r, const std::string& path) {
+    if (std::find(hash_funcs.begin(), hash_funcs.end(), r.hash_func) == hash_funcs.end())
+        fail(member(path, "hash_func"), "unsupported hash_func " + in_quotes(r.hash_func) +
+                                            " (supported: " + join(hash_funcs) + ")");
+    const auto weights = member(path, "weights");
+    if (r.hash_func != "WeightedCh3") {
+        if (!r.weights.empty()) fail(weights, "only hash_func WeightedCh3 takes weights");
+        return;
+    }
+    // mcrouter gives missing weights 0.5 and ignores extra ones, with a "CONFIG IS BROKEN"
+    // in its log; refused here, where the fault can be named.
+    if (r.weights.size() != r.children.size())
+        fail(weights, "WeightedCh3 needs one weight per child (" +
+                          std::to_string(r.weights.size()) + " weights, " +
+                          std::to_string(r.children.size()) + " children)");
+    for (std::size_t i = 0; i < r.weights.size(); ++i)
+        if (!(r.weights[i] >= 0.0 && r.weights[i] <= 1.0))  // written so that NaN fails too
+            fail(element(weights, i), "a weight is a number in [0, 1]");
+}
+
 // The rules of one node, its children aside (they are checked as nodes of their own).
 void check_route_node(const RouteSpec& r, const std::string& path) {
     const TypeInfo* info = find_type(r.type);
@@ -242,10 +270,14 @@ void check_route_node(const RouteSpec& r, const std::string& path) {
     unused(f_hash_func, "hash_func", r.hash_func.empty());
     unused(f_salt, "salt", r.salt.empty());
     unused(f_error_message, "error_message", r.error_message.empty());
+    unused(f_weights, "weights", r.weights.empty());
 
     switch (r.type) {
         case RouteType::pool:
             if (r.pool.empty()) fail(member(path, "pool"), "PoolRoute needs a pool");
+            if (!r.hash_func.empty() && r.hash_func != pool_hash)
+                fail(member(path, "hash"), "unsupported hash " + in_quotes(r.hash_func) + " " +
+                                               std::string(pool_hash_message));
             for (std::size_t i = 0; i < r.shadows.size(); ++i) {
                 const auto& s = r.shadows[i];
                 const auto at = element(member(path, "shadows"), i);
@@ -267,10 +299,7 @@ void check_route_node(const RouteSpec& r, const std::string& path) {
         case RouteType::hash:
             if (r.children.empty())
                 fail(member(path, "children"), type + " needs at least one child");
-            if (r.type == RouteType::hash &&
-                std::find(hash_funcs.begin(), hash_funcs.end(), r.hash_func) == hash_funcs.end())
-                fail(member(path, "hash_func"), "unsupported hash_func " + in_quotes(r.hash_func) +
-                                                    " (supported: " + join(hash_funcs) + ")");
+            if (r.type == RouteType::hash) check_hash_route(r, path);
             break;
         case RouteType::warm_up:
             if (r.children.size() != 2)
@@ -308,18 +337,43 @@ void check_route_node(const RouteSpec& r, const std::string& path) {
     }
 }
 
+// Where each pool's placement was first given. A pool is one set of connections that places
+// keys one way, so every PoolRoute of it must agree on its "hash".
+struct FirstPlacement {
+    std::string_view hash;
+    std::string path;
+};
+using Placements = std::map<std::string_view, FirstPlacement>;
+
+std::string placement_name(std::string_view hash) {
+    return hash.empty() ? "Options::distribution (no \"hash\")" : in_quotes(hash);
+}
+
+void check_placement(const RouteSpec& r, const std::string& path, Placements& placements) {
+    const auto [first, fresh] = placements.try_emplace(r.pool, FirstPlacement{r.hash_func, path});
+    if (fresh || first->second.hash == r.hash_func) return;
+    fail(r.hash_func.empty() ? path : member(path, "hash"),
+         "pool " + in_quotes(r.pool) + " is placed by " + placement_name(first->second.hash) +
+             " at " + first->second.path + " and by " + placement_name(r.hash_func) +
+             " here: every PoolRoute of a pool must give the same \"hash\"");
+}
+
 void validate_route(const RouteSpec& r, const std::string& path,
-                    const std::set<std::string_view>& pools, int depth) {
+                    const std::set<std::string_view>& pools, Placements& placements, int depth) {
     if (depth > max_route_depth)
         fail(path, "routes nested more than " + std::to_string(max_route_depth) + " deep");
     check_route_node(r, path);
-    if (r.type == RouteType::pool && pools.count(r.pool) == 0)
-        fail(member(path, "pool"), "unknown pool " + in_quotes(r.pool));
+    if (r.type == RouteType::pool) {
+        if (pools.count(r.pool) == 0)
+            fail(member(path, "pool"), "unknown pool " + in_quotes(r.pool));
+        check_placement(r, path, placements);
+    }
     for (std::size_t i = 0; i < r.shadows.size(); ++i)
         validate_route(r.shadows[i].target.front(),
-                       member(element(member(path, "shadows"), i), "target"), pools, depth + 1);
+                       member(element(member(path, "shadows"), i), "target"), pools, placements,
+                       depth + 1);
     for (std::size_t i = 0; i < r.children.size(); ++i)
-        validate_route(r.children[i], child_path(r, path, i), pools, depth + 1);
+        validate_route(r.children[i], child_path(r, path, i), pools, placements, depth + 1);
 }
 
 // ---- JSON ----------------------------------------------------------------------------------
@@ -387,6 +441,36 @@ std::vector<std::string> servers_value(const Json& j, const std::string& path) {
         servers.push_back(j[i].get<std::string>());
     }
     return servers;
+}
+
+// A PoolRoute's "hash", as mcrouter reads it: a hash function's name, or an object of
+// HashRoute properties. Only Ch3 placement is supported: "Ch3", {"hash_func": "Ch3"}, or {}
+// (mcrouter's default hash_func); a salt or any other key is refused by name, another
+// function by check_route_node.
+std::string pool_hash_value(const Json& j, const std::string& path) {
+    std::string hash(pool_hash);
+    if (j.is_string()) {
+        hash = j.get<std::string>();
+    } else if (j.is_object()) {
+        check_keys(j, path, "hash_func", "a PoolRoute's hash", false);
+        if (const Json* f = optional(j, "hash_func"))
+            hash = string_value(*f, member(path, "hash_func"));
+    } else {
+        fail(path, "expected \"Ch3\" or {\"hash_func\": \"Ch3\"}, " + got(j));
+    }
+    // Empty would mean "no hash" to RouteSpec; mcrouter refuses it as an unknown function.
+    if (hash.empty()) fail(path, "unsupported hash '' " + std::string(pool_hash_message));
+    return hash;
+}
+
+std::vector<double> weights_value(const Json& j, const std::string& path) {
+    if (!j.is_array()) fail(path, "expected an array of weights in [0, 1], " + got(j));
+    std::vector<double> weights;
+    for (std::size_t i = 0; i < j.size(); ++i) {
+        if (!j[i].is_number()) fail(element(path, i), "expected a number in [0, 1], " + got(j[i]));
+        weights.push_back(j[i].get<double>());
+    }
+    return weights;
 }
 
 // A string that reads as a route by itself, never as the name of a named handle.
@@ -582,6 +666,8 @@ RouteSpec JsonReader::route_object(const Json& j, const std::string& path, int d
     switch (r.type) {
         case RouteType::pool: {
             r.pool = pool_value(require(j, "pool", path, type), member(path, "pool"));
+            if (const Json* h = optional(j, "hash"))
+                r.hash_func = pool_hash_value(*h, member(path, "hash"));
             if (const Json* shadows = optional(j, "shadows")) {
                 const auto at = member(path, "shadows");
                 if (!shadows->is_array())
@@ -618,11 +704,13 @@ RouteSpec JsonReader::route_object(const Json& j, const std::string& path, int d
             break;
         case RouteType::hash:
             r.children = children();
-            r.hash_func = "Crc32";
+            r.hash_func = "Ch3";  // mcrouter's default
             if (const Json* f = optional(j, "hash_func"))
                 r.hash_func = string_value(*f, member(path, "hash_func"));
             if (const Json* s = optional(j, "salt"))
                 r.salt = string_value(*s, member(path, "salt"));
+            if (const Json* w = optional(j, "weights"))
+                r.weights = weights_value(*w, member(path, "weights"));
             break;
         case RouteType::null:
             break;
@@ -761,7 +849,8 @@ void RouteConfig::validate() const {
             fail(path, "pool " + in_quotes(p.name) + " is defined twice");
         check_pool(p, path);
     }
-    validate_route(route, "route", names, 1);
+    Placements placements;
+    validate_route(route, "route", names, placements, 1);
 }
 
 }  // namespace folsom

@@ -1,6 +1,8 @@
 #include "routing/routes/selector_routes.hpp"
 
+#include "cluster/furc_hash.hpp"
 #include "cluster/md5.hpp"
+#include "cluster/weighted_ch3.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -60,27 +62,47 @@ OperationSelectorRoute::OperationSelectorRoute(
 }
 
 HashRoute::HashRoute(RouteCounters& counters, std::vector<Route*> children, Function f,
-                     std::string salt)
-    : Route(counters), children_(std::move(children)), function_(f), salt_(std::move(salt)) {}
+                     std::string salt, std::vector<double> weights)
+    : Route(counters),
+      children_(std::move(children)),
+      function_(f),
+      salt_(std::move(salt)),
+      weights_(std::move(weights)) {}
 
-std::size_t HashRoute::pick(std::string_view key) const noexcept {
-    std::uint32_t h = 0;
-    if (function_ == Function::crc32 || key.size() + salt_.size() > 512) {
-        // (An over-long key is refused by the pool it reaches; any child will do for it.)
-        uLong c =
-            crc32(0L, reinterpret_cast<const Bytef*>(key.data()), static_cast<uInt>(key.size()));
-        if (!salt_.empty())
-            c = crc32(c, reinterpret_cast<const Bytef*>(salt_.data()),
-                      static_cast<uInt>(salt_.size()));
-        h = static_cast<std::uint32_t>(c);
-    } else {
-        // key + salt, on the stack: keys are at most 250 bytes and salts 256 (checked at load).
-        char buf[512];
-        std::memcpy(buf, key.data(), key.size());
-        std::memcpy(buf + key.size(), salt_.data(), salt_.size());
-        h = cluster::md5_word(cluster::md5(std::string_view(buf, key.size() + salt_.size())), 0);
+std::size_t hash_route_child(HashFunction f, std::string_view key, std::string_view salt,
+                             std::size_t n, std::span<const double> weights) noexcept {
+    if (n <= 1) return 0;
+    if (salt.size() > 256) salt = salt.substr(0, 256);  // refused at load; kept in bounds here
+    // key + salt, contiguous, on the stack (mcrouter hashes the two as one string). Keys are at
+    // most 250 bytes and salts 256 (checked at load), which leaves WeightedCh3 room for its
+    // own two-digit salts without allocating.
+    char buf[512];
+    std::string_view hashable = key;
+    if (key.size() + salt.size() > sizeof buf - 2) {
+        // An over-long key is refused by the pool it reaches; any child will do for it.
+        hashable = key.substr(0, sizeof buf - 2 - salt.size());
     }
-    return h % children_.size();
+    if (!salt.empty()) {
+        std::memcpy(buf, hashable.data(), hashable.size());
+        std::memcpy(buf + hashable.size(), salt.data(), salt.size());
+        hashable = std::string_view(buf, hashable.size() + salt.size());
+    }
+    switch (f) {
+        case HashFunction::ch3:
+            return cluster::furc_hash(hashable, static_cast<std::uint32_t>(std::min<std::size_t>(
+                                                    n, cluster::furc_max_servers)));
+        case HashFunction::weighted_ch3:
+            return cluster::weighted_ch3(hashable, weights.first(std::min(n, weights.size())));
+        case HashFunction::crc32: {
+            const uLong c = crc32(0L, reinterpret_cast<const Bytef*>(hashable.data()),
+                                  static_cast<uInt>(hashable.size()));
+            // mcrouter's Crc32HashFunc drops the top bit before the modulo.
+            return (static_cast<std::uint32_t>(c) & 0x7fffffffu) % n;
+        }
+        case HashFunction::md5:
+            return cluster::md5_word(cluster::md5(hashable), 0) % n;
+    }
+    return 0;
 }
 
 }  // namespace folsom::routing

@@ -1,11 +1,13 @@
 // The routes that pick one child per request: PrefixSelectorRoute (the longest matching key
-// prefix), OperationSelectorRoute (by operation) and HashRoute (by a hash of the key). A
+// prefix), OperationSelectorRoute (by operation) and HashRoute (by a hash of the key, with
+// mcrouter's hash functions so that a key reaches the child it reaches through mcrouter). A
 // request nothing selects gets ErrorRoute's reply.
 #pragma once
 
 #include "routing/route.hpp"
 
 #include <array>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -61,10 +63,21 @@ class OperationSelectorRoute final : public Route {
     std::array<Route*, op_codes> by_code_{};
 };
 
+/// The hash functions of HashRoute's hash_func: mcrouter's Ch3 (its default), WeightedCh3 and
+/// Crc32, bit for bit, and folsom's Md5.
+enum class HashFunction : std::uint8_t { ch3, weighted_ch3, crc32, md5 };
+
+/// The child, in [0, n), that HashRoute sends `key` to: the hash of key + salt, as mcrouter's
+/// HashSelector computes it. `weights`: WeightedCh3's, one per child (unused otherwise).
+std::size_t hash_route_child(HashFunction f, std::string_view key, std::string_view salt,
+                             std::size_t n, std::span<const double> weights) noexcept;
+
 class HashRoute final : public Route {
   public:
-    enum class Function : std::uint8_t { crc32, md5 };
-    HashRoute(RouteCounters& counters, std::vector<Route*> children, Function f, std::string salt);
+    using Function = HashFunction;
+    /// `weights`: for WeightedCh3, one per child, each in [0, 1] (checked at load).
+    HashRoute(RouteCounters& counters, std::vector<Route*> children, Function f, std::string salt,
+              std::vector<double> weights = {});
 
     void send(detail::Operation& op, std::uint32_t part, const detail::Request& r) override {
         count_request();
@@ -75,11 +88,14 @@ class HashRoute final : public Route {
     }
 
   private:
-    std::size_t pick(std::string_view key) const noexcept;
+    std::size_t pick(std::string_view key) const noexcept {
+        return hash_route_child(function_, key, salt_, children_.size(), weights_);
+    }
 
     const std::vector<Route*> children_;
     const Function function_;
     const std::string salt_;
+    const std::vector<double> weights_;
 };
 
 }  // namespace folsom::routing
