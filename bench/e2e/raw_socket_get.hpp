@@ -2,9 +2,11 @@
 // socket that sends
 // "get <key> [<key> ...]\r\n" and recv()s until the reply ends with "END\r\n". No parsing
 // beyond checking the reply's length, no event loop: what one round trip costs the client
-// before any client library does anything.
+// before any client library does anything. The socket itself is tools/bench/raw_socket.hpp,
+// which `folsom bench --floor` runs too.
 #pragma once
 
+#include "bench/raw_socket.hpp"
 #include "e2e/keyset.hpp"
 
 #include <cstddef>
@@ -19,7 +21,6 @@ class RawSocketGet {
     RawSocketGet(std::uint16_t port, const KeySet& keys);
     /// The same over the Unix domain socket at `socket_path`.
     RawSocketGet(const std::string& socket_path, const KeySet& keys);
-    ~RawSocketGet();
     RawSocketGet(const RawSocketGet&) = delete;
     RawSocketGet& operator=(const RawSocketGet&) = delete;
 
@@ -30,18 +31,15 @@ class RawSocketGet {
     std::uint64_t get_multi(std::uint64_t ops, std::size_t keys_per_op);
 
   private:
-    explicit RawSocketGet(const KeySet& keys);
-    /// Sends `request` and reads until "END\r\n"; throws unless the reply is `expect` bytes.
-    void round_trip(std::string_view request, std::size_t expect);
+    RawSocketGet(RawSocket socket, const KeySet& keys);
     /// Bytes of the hit "VALUE <key> 0 <n>\r\n<n bytes>\r\n" for `key`.
     std::size_t hit_bytes(std::string_view key) const noexcept;
 
     const KeySet& keys_;
     std::size_t hit_bytes_but_key_;
-    int fd_ = -1;
+    RawSocket socket_;
     std::uint64_t next_ = 0;
     std::string request_;  // reused, so no case allocates while timed
-    std::string reply_;
 };
 
 }  // namespace folsom::bench

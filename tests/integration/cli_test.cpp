@@ -655,6 +655,133 @@ TEST_F(Cli, BenchSummaryProgressAndHtml) {
     ::unlink(html_path.c_str());
 }
 
+TEST_F(Cli, BenchKeyOrderApiAndLatencySamplingKeepTheCounts) {
+    const std::vector<BenchCase> cases = {
+        {{"--op", "get", "--key-order", "sequential", "--keys", "300", "--requests", "3000",
+          "--depth", "16", "--threads", "2"},
+         3000},
+        {{"--op", "mget", "--batch", "10", "--key-order", "sequential", "--keys", "1000",
+          "--requests", "400"},
+         400},
+        {{"--op", "get", "--owning", "--keys", "300", "--requests", "2000"}, 2000},
+        {{"--op", "mget", "--batch", "10", "--owning", "--keys", "1000", "--requests", "300"}, 300},
+        {{"--op", "mixed", "--key-order", "sequential", "--keys", "500", "--requests", "2000",
+          "--latency-every", "4"},
+         2000},
+    };
+    for (const auto& c : cases) {
+        const std::string json_path = temp_path("bench_order.json");
+        std::vector<std::string> args = {"bench", "--json", json_path};
+        args.insert(args.end(), c.args.begin(), c.args.end());
+        const std::string before = stats(server);
+        const auto r = run(with(args));
+        const std::string after = stats(server);
+        ASSERT_EQ(r.status, 0) << r.err << r.out;
+        const std::string json = read_file(json_path);
+        SCOPED_TRACE(json);
+        auto delta = [&](const char* s) { return stat_value(after, s) - stat_value(before, s); };
+        EXPECT_EQ(json_number(json, "ops"), c.ops);
+        EXPECT_EQ(json_number(json, "errors"), 0);
+        EXPECT_EQ(json_number(json, "gets"), delta("cmd_get"));
+        EXPECT_EQ(json_number(json, "hits"), delta("get_hits"));
+        EXPECT_EQ(json_number(json, "misses"), 0);  // every key was preloaded
+        // At most 64 requests in flight per thread: every one timed, unless told otherwise.
+        const long long every = json_number(json, "latency_every");
+        const long long samples = json_number(json, "latency_samples");
+        if (every == 1) {
+            EXPECT_EQ(samples, c.ops);
+        } else {
+            EXPECT_EQ(every, 4);
+            EXPECT_GE(samples, c.ops / 4 - 64);
+            EXPECT_LE(samples, c.ops / 4 + 64);
+        }
+        ::unlink(json_path.c_str());
+    }
+}
+
+TEST_F(Cli, BenchTimesAboutSixtyFourRequestsInFlightPerThreadAtAGreaterDepth) {
+    const std::string json_path = temp_path("bench_sampled.json");
+    const auto r = run(with({"bench", "--op", "get", "--keys", "100", "--depth", "1000",
+                             "--requests", "32000", "--json", json_path}));
+    ASSERT_EQ(r.status, 0) << r.err << r.out;
+    EXPECT_NE(r.out.find("1 request in 16 timed"), std::string::npos) << r.out;
+    const std::string json = read_file(json_path);
+    EXPECT_EQ(json_number(json, "latency_every"), 16) << json;
+    EXPECT_GE(json_number(json, "latency_samples"), 32000 / 16 - 1000) << json;
+    EXPECT_LE(json_number(json, "latency_samples"), 32000 / 16 + 1000) << json;
+    ::unlink(json_path.c_str());
+}
+
+TEST(CliBench, FloorRunsTheSameWorkloadThroughARawSocketAndPrintsTheRatio) {
+    struct FloorCase {
+        std::vector<std::string> args;
+        const char* op;
+        long long ops, keys;
+    };
+    const std::vector<FloorCase> cases = {
+        {{"--op", "mget", "--batch", "10", "--keys", "1000", "--depth", "4", "--requests", "300"},
+         "mget",
+         300,
+         3000},
+        {{"--op", "get", "--keys", "1000", "--depth", "64", "--requests", "5000"},
+         "get",
+         5000,
+         5000},
+        {{"--op", "get", "--keys", "1000", "--depth", "1", "--requests", "200", "--key-order",
+          "sequential"},
+         "get",
+         200,
+         200},
+        {{"--op", "mget", "--batch", "5000", "--keys", "5000", "--depth", "2", "--requests", "6"},
+         "mget",
+         6,
+         30000},  // 5000 five-byte keys: lines of at most 16 KiB of keys, two per multi-get
+    };
+    for (const auto& c : cases) {
+        const std::string json_path = temp_path("floor.json");
+        std::vector<std::string> args = {"bench", "--floor", "--json", json_path};
+        args.insert(args.end(), c.args.begin(), c.args.end());
+        const auto r = run(args);
+        ASSERT_EQ(r.status, 0) << r.err << r.out;
+        SCOPED_TRACE(r.out);
+        EXPECT_NE(r.out.find(std::string("floor: the same ") + c.op +
+                             "s through a raw blocking socket to 127.0.0.1:"),
+                  std::string::npos);
+        EXPECT_TRUE(
+            std::regex_search(r.out, std::regex("\\n  cpu us/op +[0-9.]+ +[0-9.]+ +[0-9.]+x\\n")));
+        if (std::string(c.op) == "mget") {
+            EXPECT_TRUE(
+                std::regex_search(r.out, std::regex("\\n  cpu us/key +[0-9.]+ +[0-9.]+\\n")));
+        }
+        const std::string json = read_file(json_path);
+        const std::size_t floor = json.find("\"floor\": {");
+        ASSERT_NE(floor, std::string::npos) << json;
+        const std::string f = json.substr(floor);
+        EXPECT_EQ(json_number(f, "ops"), c.ops) << f;
+        EXPECT_EQ(json_number(f, "keys"), c.keys) << f;
+        EXPECT_GT(json_number(f, "sends"), 0) << f;
+        EXPECT_NE(f.find("\"cpu_ratio\": "), std::string::npos) << f;
+        EXPECT_EQ(json_number(json, "ops"), c.ops);  // folsom's own run, before it
+        ::unlink(json_path.c_str());
+    }
+}
+
+TEST_F(Cli, BenchFloorRefusesWhatARawSocketCannotMeasure) {
+    EXPECT_ONE_ERROR_LINE(run(with({"bench", "--floor", "--op", "set", "--requests", "10"})),
+                          "--floor measures --op get and --op mget");
+    EXPECT_ONE_ERROR_LINE(run(with({"bench", "--floor", "--op", "mixed", "--requests", "10"})),
+                          "--floor");
+    MemcachedServer second;
+    EXPECT_ONE_ERROR_LINE(run({"--servers", server.address() + "," + second.address(), "bench",
+                               "--floor", "--requests", "10"}),
+                          "--floor needs one server");
+    // Without the preload nothing is stored: the floor says so before anything is measured.
+    const auto r =
+        run(with({"bench", "--floor", "--no-preload", "--keys", "100", "--requests", "10"}));
+    EXPECT_ONE_ERROR_LINE(r, "k00 is not stored");
+    EXPECT_EQ(r.out.find("ops/s"), std::string::npos) << r.out;
+}
+
 TEST(CliBench, StartsAndStopsAPrivateServerByDefault) {
     const std::string json_path = temp_path("embedded.json");
     const auto r = run({"bench", "--requests", "2000", "--json", json_path});

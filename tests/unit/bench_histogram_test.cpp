@@ -1,16 +1,22 @@
 // bench::Histogram (tools/bench): bucket geometry, two significant digits everywhere, exact
-// percentiles of known distributions, merging, clamping, and no allocation on record.
+// percentiles of known distributions, merging, clamping, and no allocation on record. And the
+// bench's other per-request pieces: key texts written without a format string (KeyText,
+// KeyTable, pick_key) and the clock it reads per timed request (Ticks).
 #include "bench/histogram.hpp"
+#include "bench/keys.hpp"
+#include "bench/ticks.hpp"
 
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
 #include <memory>
 #include <new>
 #include <random>
+#include <string>
 #include <thread>
 
 // ---- allocation counting: record() must never allocate -----------------------------------
@@ -230,6 +236,135 @@ TEST(BenchHistogram, ReadersMayMergeWhileOneThreadRecords) {
     scratch->reset();
     scratch->merge(*h);
     EXPECT_EQ(scratch->count(), 300000u);
+}
+
+// ---- key texts ------------------------------------------------------------------------------
+
+using folsom::bench::KeyTable;
+using folsom::bench::KeyText;
+using folsom::bench::pick_key;
+
+/// What the bench wrote before (fmt "k{:0{}}"): "k" and n zero-padded to the width of keys-1.
+std::string reference_key(std::uint64_t n, std::uint64_t keys) {
+    const std::string digits = std::to_string(n);
+    const std::size_t width = std::to_string(keys - 1).size();
+    return "k" + std::string(width - digits.size(), '0') + digits;
+}
+
+std::string written(const KeyText& t, std::uint64_t n) {
+    std::string s(t.size(), '?');
+    t.write(s.data(), n);
+    return s;
+}
+
+const std::uint64_t key_spaces[] = {1,     2,      9,       10,        11,           99,
+                                    100,   101,    1000,    10000,     12345,        100000,
+                                    99999, 123457, 1000000, 123456789, 1000000000000};
+
+TEST(BenchKeys, EveryWidthWritesWhatTheFormatStringWrote) {
+    std::mt19937_64 rng(7);
+    for (const std::uint64_t keys : key_spaces) {
+        SCOPED_TRACE(keys);
+        const KeyText t(keys);
+        EXPECT_EQ(t.size(), reference_key(0, keys).size());
+        for (std::uint64_t n : {std::uint64_t{0}, std::uint64_t{1}, keys / 2, keys - 1})
+            if (n < keys) {
+                EXPECT_EQ(written(t, n), reference_key(n, keys));
+            }
+        for (int i = 0; i < 200; ++i) {
+            const std::uint64_t n = rng() % keys;
+            EXPECT_EQ(written(t, n), reference_key(n, keys));
+        }
+    }
+}
+
+TEST(BenchKeys, RunsCountUpWrapAndKeepTheirSeparators) {
+    // Runs that carry over several digits, wrap from keys-1 to 0, and are written back to back
+    // (stride 0) or one per "get" line slot (stride size+1, separated by spaces).
+    struct Run {
+        std::uint64_t keys, first;
+        std::size_t count;
+    };
+    for (const Run r : {Run{10, 3, 10}, Run{1000, 995, 12}, Run{100, 9, 95}, Run{100000, 99990, 20},
+                        Run{1000000000000, 999999999990, 15}, Run{1, 0, 3}, Run{7, 6, 1}}) {
+        for (const std::size_t extra : {std::size_t{0}, std::size_t{1}, std::size_t{3}}) {
+            SCOPED_TRACE(testing::Message()
+                         << r.keys << " from " << r.first << " x" << r.count << " +" << extra);
+            const KeyText t(r.keys);
+            const std::size_t stride = t.size() + extra;
+            const std::size_t guard = 16;
+            std::string buf(r.count * stride + KeyText::slack + guard, '#');
+            t.write_run(buf.data(), r.first, r.count, r.keys, extra ? stride : 0, ' ');
+            std::string expect;
+            for (std::size_t i = 0; i < r.count; ++i)
+                expect += reference_key((r.first + i) % r.keys, r.keys) + std::string(extra, ' ');
+            EXPECT_EQ(buf.substr(0, expect.size()), expect);
+            // Nothing past the slack is touched.
+            EXPECT_EQ(buf.substr(buf.size() - guard), std::string(guard, '#'));
+        }
+    }
+}
+
+TEST(BenchKeys, TableHoldsEveryKeyOfASmallKeySpaceAndNoneOfALargeOne) {
+    const KeyTable small(10000);
+    ASSERT_TRUE(small.texts());
+    for (std::uint64_t n = 0; n < 10000; ++n)
+        ASSERT_EQ(small.at(n), reference_key(n, 10000)) << n;
+    const KeyTable large(1000000000);  // 10 bytes each: far over the table's MiB
+    EXPECT_FALSE(large.texts());
+    EXPECT_EQ(large.text().size(), 10u);
+    EXPECT_FALSE(KeyTable(1000, 100).texts());  // over a given limit
+}
+
+TEST(BenchKeys, PickedKeysAreInRangeAndSpreadEvenly) {
+    std::mt19937_64 rng(11);
+    for (const std::uint64_t keys : {std::uint64_t{1}, std::uint64_t{7}, std::uint64_t{10000},
+                                     std::uint64_t{0xffffffff}, std::uint64_t{1} << 40}) {
+        for (int i = 0; i < 10000; ++i)
+            ASSERT_LT(pick_key(rng(), keys), keys) << keys;
+    }
+    EXPECT_EQ(pick_key(~std::uint64_t{0}, 10), 9u);
+    EXPECT_EQ(pick_key(0, 10), 0u);
+    std::uint64_t seen[10] = {};
+    for (int i = 0; i < 100000; ++i)
+        ++seen[pick_key(rng(), 10)];
+    for (const std::uint64_t n : seen) {
+        EXPECT_GT(n, 9000u);
+        EXPECT_LT(n, 11000u);
+    }
+}
+
+// ---- the clock --------------------------------------------------------------------------------
+
+using folsom::bench::Ticks;
+
+TEST(BenchTicks, SteadyClockTicksAreNanoseconds) {
+    const Ticks t;
+    EXPECT_FALSE(t.tsc());
+    EXPECT_EQ(t.to_ns(123456789), 123456789u);
+    EXPECT_EQ(t.from_ns(2.5e9), 2500000000u);
+    const std::uint64_t a = t.now();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const std::uint64_t b = t.now();
+    EXPECT_GE(b - a, 20000000u);
+}
+
+TEST(BenchTicks, TheTscCountsNanosecondsAsTheSteadyClockDoes) {
+    const Ticks t = Ticks::measured(std::chrono::milliseconds(20));
+    if (!t.tsc()) GTEST_SKIP() << "no TSC on this machine (or one below 1 GHz)";
+    using Steady = std::chrono::steady_clock;
+    const auto s0 = Steady::now();
+    const std::uint64_t c0 = t.now();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    const std::uint64_t c1 = t.now();
+    const auto s1 = Steady::now();
+    const double steady_ns = std::chrono::duration<double, std::nano>(s1 - s0).count();
+    const auto tsc_ns = static_cast<double>(t.to_ns(c1 - c0));
+    EXPECT_NEAR(tsc_ns / steady_ns, 1.0, 0.02) << tsc_ns << " ns by the TSC, " << steady_ns;
+    // Conversions both ways agree, and hours of ticks do not overflow.
+    EXPECT_NEAR(static_cast<double>(t.to_ns(t.from_ns(1e9))), 1e9, 1e3);
+    const std::uint64_t day = t.from_ns(86400e9);
+    EXPECT_NEAR(static_cast<double>(t.to_ns(day)), 86400e9, 86400e9 * 1e-6);
 }
 
 }  // namespace

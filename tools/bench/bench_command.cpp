@@ -5,6 +5,7 @@
 
 #include "bench/cpu.hpp"
 #include "bench/embedded_memcached.hpp"
+#include "bench/floor.hpp"
 #include "bench/metrics_table.hpp"
 #include "bench/progress.hpp"
 #include "bench/report_html.hpp"
@@ -72,6 +73,11 @@ void BenchCommand::add_to(CLI::App& app, std::function<int()>& action) {
                 "one's outcome at the next barrier; ascii sends noreply (outcome unknown)");
     b->add_option("--keys", w_.keys, "Key space: keys k0..k<N-1> (default 10000)")
         ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1'000'000'000'000}));
+    b->add_option("--key-order", key_order_,
+                  "random (default), or sequential: each thread walks the key space in order, "
+                  "as the end-to-end benchmark's rows do (lighter on the caches a client shares "
+                  "with the server on one CPU)")
+        ->check(CLI::IsMember({"random", "sequential"}));
     b->add_option("--value-size", w_.value_size,
                   "Bytes per value for sets and preload (default 64)")
         ->check(CLI::Range(std::size_t{0}, Options{}.max_value_size));
@@ -103,6 +109,19 @@ void BenchCommand::add_to(CLI::App& app, std::function<int()>& action) {
     b->add_flag("--metrics", metrics_,
                 "After the run, print a per-server table from the client's own metrics "
                 "(requests, hits, misses, errors, p50/p99, bytes, reconnects)");
+    b->add_flag("--owning", w_.owning,
+                "Gets through get / get_multi, which copy every value into an owning Value, "
+                "instead of the zero-copy get_view / get_multi_view (the default: the bench "
+                "keeps no value)");
+    b->add_option("--latency-every", w_.latency_every,
+                  "Time one request in N of each request slot (default: every request up to 64 "
+                  "in flight per thread, else about 64 of those in flight: each timed request "
+                  "costs a clock reading)")
+        ->check(CLI::Range(1u, 1u << 20));
+    b->add_flag("--floor", floor_,
+                "After the run, the same gets (or multi-gets) through a raw blocking socket, "
+                "no library: depth requests per send, read whole; prints its client CPU next to "
+                "folsom's, and the ratio (--op get or mget, one server, no TLS or SASL)");
     b->add_option("--cpu", cpu_, "Pin this process to CPU N while measuring (sched_setaffinity)")
         ->check(CLI::Range(0, 4095));
     b->footer(
@@ -127,11 +146,22 @@ int BenchCommand::run() {
             : op_name_ == "mixed" ? Op::mixed
                                   : Op::get;
     w_.preload = preload_given_ ? preload_ : w_.op != Op::set;
+    w_.keys_in_order = key_order_ == "sequential";
     if (w_.requests != 0 && !duration_given_) w_.duration_s = 60;
     if (w_.op == Op::mget && w_.batch > w_.keys)
         throw CliError(
             fmt::format("--batch {} is larger than the key space (--keys {})", w_.batch, w_.keys));
     if (w_.op != Op::mget) w_.batch = 1;
+    if (floor_) {
+        if (w_.op != Op::get && w_.op != Op::mget)
+            throw CliError("--floor measures --op get and --op mget (a raw socket's gets)");
+        if (g_.routed())
+            throw CliError("--floor needs one server: --servers with one address, or none");
+        if (g_.secured())
+            throw CliError(
+                "--floor's raw socket speaks neither TLS nor SASL: drop --tls and "
+                "--username");
+    }
 
     install_interrupt_handler();
 
@@ -159,6 +189,8 @@ int BenchCommand::run() {
         servers = {embedded->address()};
         s.embedded_server = true;
     }
+    if (floor_ && servers.size() != 1)
+        throw CliError("--floor needs one server: --servers with one address, or none");
     if (cpu_ >= 0) {
         // After the embedded server started: only folsom is pinned by --cpu.
         if (auto why = pin_to_cpu(cpu_); !why.empty())
@@ -199,10 +231,14 @@ int BenchCommand::run() {
     if (g_.routed()) fmt::print("routes: {}\n", g_.config);
     fmt::print(
         "bench: op={} keys={} value-size={}{} depth={} connections={} threads={} "
-        "protocol={}{}{}{}\n",
+        "protocol={}{}{}{}{}{}\n",
         to_string(w_.op), w_.keys, w_.value_size,
         w_.op == Op::mget ? fmt::format(" batch={}", w_.batch) : "", w_.depth, w_.connections,
         w_.threads, g_.protocol_name,
+        w_.op == Op::set    ? ""
+        : w_.op == Op::mget ? (w_.owning ? " api=get_multi" : " api=get_multi_view")
+                            : (w_.owning ? " api=get" : " api=get_view"),
+        w_.keys_in_order ? " key-order=sequential" : "",
         w_.op == Op::mixed ? fmt::format(" set-ratio={}", w_.set_ratio) : "",
         w_.noreply ? " noreply" : "",
         w_.requests ? fmt::format(" requests={} (cap {} s)", w_.requests, w_.duration_s)
@@ -218,6 +254,18 @@ int BenchCommand::run() {
         if (!pre.finished) {
             std::fflush(stdout);
             throw CliError("preload: requests never completed (client library bug)");
+        }
+    }
+
+    // The floor's socket connects and checks that key 0 is stored before anything is measured.
+    std::unique_ptr<Floor> floor;
+    if (floor_) {
+        s.floor_server = servers.front();
+        try {
+            floor = std::make_unique<Floor>(w_, s.floor_server,
+                                            std::chrono::milliseconds(g_.timeout_ms));
+        } catch (const std::exception& e) {
+            throw CliError(fmt::format("--floor: {}", e.what()));
         }
     }
 
@@ -237,6 +285,7 @@ int BenchCommand::run() {
     s.cpu_user_s = cpu1.user_s - cpu0.user_s;
     s.cpu_sys_s = cpu1.sys_s - cpu0.sys_s;
     s.latency_ns = std::shared_ptr<const Histogram>(std::move(r.latency_ns));
+    s.latency_every = r.latency_every;
     if (g_.routed()) {
         s.routes = runner->route_stats();
         for (std::size_t i = 0; i < s.routes.size() && i < routes_before.size(); ++i) {
@@ -251,8 +300,10 @@ int BenchCommand::run() {
     if (registry) std::fputs(format_metrics_table(registry->snapshot()).c_str(), stdout);
     if (g_.routed()) std::fputs(format_route_table(s.routes).c_str(), stdout);
     std::fflush(stdout);
-    if (!json_path_.empty()) write_file(json_path_, to_json(s));
-    if (!html_path_.empty()) write_file(html_path_, to_html(s));
+    if (!r.finished || !floor) {
+        if (!json_path_.empty()) write_file(json_path_, to_json(s));
+        if (!html_path_.empty()) write_file(html_path_, to_html(s));
+    }
 
     if (!r.finished) {
         // Workers still hold requests the library never completed: do not wait for them.
@@ -265,6 +316,26 @@ int BenchCommand::run() {
         std::_Exit(2);
     }
     runner.reset();
+    if (floor) {
+        // After folsom's run, with its threads gone: the process's CPU is the floor's alone.
+        if (!s.interrupted) {
+            try {
+                s.floor = floor->run(g_interrupted);
+            } catch (const std::exception& e) {
+                // folsom's own run is still reported.
+                if (!json_path_.empty()) write_file(json_path_, to_json(s));
+                if (!html_path_.empty()) write_file(html_path_, to_html(s));
+                throw CliError(fmt::format("--floor: {}", e.what()));
+            }
+            s.interrupted = s.interrupted || s.floor->interrupted;
+            s.compute();
+            print_floor(stdout, s);
+            std::fflush(stdout);
+        }
+        floor.reset();
+        if (!json_path_.empty()) write_file(json_path_, to_json(s));
+        if (!html_path_.empty()) write_file(html_path_, to_html(s));
+    }
     if (embedded) embedded->stop();
     if (r.stuck)
         throw CliError(

@@ -23,6 +23,7 @@ class BenchCommand {
     const cli::GlobalOptions& g_;
     Workload w_;
     std::string op_name_ = "get";
+    std::string key_order_ = "random";
     bool preload_ = true;
     bool preload_given_ = false;
     bool duration_given_ = false;
@@ -30,6 +31,7 @@ class BenchCommand {
     std::string html_path_;
     int cpu_ = -1;
     bool metrics_ = false;
+    bool floor_ = false;
 };
 
 }  // namespace folsom::bench

@@ -78,7 +78,7 @@ std::string to_json(const Summary& s) {
     fmt::format_to(out, "}},\n");
     fmt::format_to(out, "  \"duration_s\": {:.3f},\n", finite(s.duration_s));
     fmt::format_to(out, "  \"interrupted\": {},\n", s.interrupted);
-    fmt::format_to(out, "  \"cpu_us_per_op\": {:.3f},\n", finite(s.cpu_us_per_op));
+    fmt::format_to(out, "  \"cpu_us_per_op\": {:.4f},\n", finite(s.cpu_us_per_op));
     fmt::format_to(out, "  \"cpu_user_s\": {:.3f},\n", finite(s.cpu_user_s));
     fmt::format_to(out, "  \"cpu_sys_s\": {:.3f},\n", finite(s.cpu_sys_s));
     const auto& l = s.latency_us;
@@ -86,14 +86,19 @@ std::string to_json(const Summary& s) {
                    "  \"latency_us\": {{\"p50\": {:.1f}, \"p90\": {:.1f}, \"p99\": {:.1f}, "
                    "\"p999\": {:.1f}, \"max\": {:.1f}, \"mean\": {:.1f}}},\n",
                    l.p50, l.p90, l.p99, l.p999, l.max, finite(l.mean));
+    fmt::format_to(out, "  \"latency_every\": {},\n  \"latency_samples\": {},\n", s.latency_every,
+                   s.latency_ns ? s.latency_ns->count() : 0);
     fmt::format_to(out, "  \"workload\": {{\"op\": {}, \"keys\": {}, \"value_size\": {}, ",
                    quoted(to_string(w.op)), w.keys, w.value_size);
     fmt::format_to(out, "\"batch\": {}, \"depth\": {}, \"connections\": {}, \"threads\": {}, ",
                    w.op == Op::mget ? w.batch : 1, w.depth, w.connections, w.threads);
     fmt::format_to(out, "\"duration_s\": {}, \"requests\": {}, \"set_ratio\": {}, ", w.duration_s,
                    w.requests, w.op == Op::mixed ? w.set_ratio : (w.op == Op::set ? 1.0 : 0.0));
-    fmt::format_to(out, "\"preload\": {}, \"protocol\": {}, \"cpu\": {}}},\n", w.preload,
-                   quoted(s.protocol), s.cpu);
+    fmt::format_to(
+        out,
+        "\"preload\": {}, \"owning\": {}, \"key_order\": {}, \"protocol\": {}, \"cpu\": {}}},\n",
+        w.preload, w.owning, quoted(w.keys_in_order ? "sequential" : "random"), quoted(s.protocol),
+        s.cpu);
     fmt::format_to(out, "  \"servers\": [");
     for (std::size_t i = 0; i < s.servers.size(); ++i)
         fmt::format_to(out, "{}{}", i ? ", " : "", quoted(s.servers[i]));
@@ -112,6 +117,18 @@ std::string to_json(const Summary& s) {
                            r.requests, r.failovers, r.shadow_requests, r.shadow_errors);
         }
         fmt::format_to(out, "]");
+    }
+    if (s.floor) {
+        const FloorResult& f = *s.floor;
+        fmt::format_to(out,
+                       ",\n  \"floor\": {{\"server\": {}, \"ops\": {}, \"keys\": {}, "
+                       "\"sends\": {}, \"duration_s\": {:.3f}, \"ops_per_sec\": {:.1f}, "
+                       "\"cpu_us_per_op\": {:.4f}, \"cpu_user_s\": {:.3f}, \"cpu_sys_s\": {:.3f}, "
+                       "\"interrupted\": {}, \"cpu_ratio\": {:.3f}}}",
+                       quoted(s.floor_server), f.ops, f.keys, f.sends, finite(f.elapsed_s),
+                       finite(s.floor_ops_per_sec), finite(s.floor_cpu_us_per_op),
+                       finite(f.cpu_user_s), finite(f.cpu_sys_s), f.interrupted,
+                       finite(s.floor_ratio));
     }
     fmt::format_to(out, "\n}}\n");
     return o;

@@ -4,12 +4,14 @@
 
 #include "folsom/routes.hpp"
 
+#include "bench/floor.hpp"
 #include "bench/histogram.hpp"
 #include "bench/workload.hpp"
 
 #include <cstdint>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,7 +41,15 @@ struct Summary {
     double cpu_sys_s = 0;
     bool interrupted = false;
     LatencySummary latency_us;
+    std::uint32_t latency_every = 1;              ///< one request in this many per slot was timed
     std::shared_ptr<const Histogram> latency_ns;  ///< the full distribution (for the HTML plot)
+
+    /// --floor: the same workload through a raw socket, and what it cost.
+    std::optional<FloorResult> floor;
+    std::string floor_server;  ///< the server the floor's socket talked to
+    double floor_ops_per_sec = 0;
+    double floor_cpu_us_per_op = 0;  ///< (user + sys CPU of the floor's loop) / its ops
+    double floor_ratio = 0;          ///< cpu_us_per_op / floor_cpu_us_per_op
 
     /// Derives the rates and percentiles from the raw counts and the histogram.
     void compute();
@@ -47,5 +57,8 @@ struct Summary {
 
 /// The human-readable summary (what `folsom bench` prints at the end).
 void print_summary(std::FILE* out, const Summary& s);
+
+/// With --floor: the floor's run and its client CPU next to folsom's, with their ratio.
+void print_floor(std::FILE* out, const Summary& s);
 
 }  // namespace folsom::bench

@@ -19,6 +19,8 @@
 #include "folsom/routes.hpp"
 
 #include "bench/histogram.hpp"
+#include "bench/keys.hpp"
+#include "bench/ticks.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -52,6 +54,18 @@ struct Workload {
     double set_ratio = 0.1;       ///< share of sets (mixed only)
     bool preload = true;          ///< set every key before the measured phase
     bool noreply = false;         ///< measured sets are quiet (QuietClient): see quiet_client.hpp
+    /// Gets through get / get_multi, which hand over an owning Value per hit, instead of the
+    /// zero-copy get_view / get_multi_view (the bench keeps no value, only hit and miss counts).
+    bool owning = false;
+    /// Latency: each request slot times one request in this many (0: one in
+    /// ceil(slots per thread / 64), so about 64 timed requests are in flight per thread, and
+    /// every request at the default depth). A timed request costs the client a clock reading.
+    std::uint32_t latency_every = 0;
+    /// Keys in order (each thread walks the key space from its own start, a multi-get takes
+    /// the next `batch` keys) instead of at random. Random is what a cache sees; in order is
+    /// what the end-to-end benchmark's rows do, and it is lighter on a CPU's caches that the
+    /// client shares with the server.
+    bool keys_in_order = false;
 };
 
 /// What happened, summed over workers.
@@ -79,9 +93,10 @@ struct Tick {
 struct PhaseResult {
     Counts counts;
     double elapsed_s = 0;
-    bool interrupted = false;  ///< stopped by Ctrl-C
-    bool finished = true;      ///< false: requests never completed even after shutdown
-    std::uint64_t stuck = 0;   ///< requests that had to be failed by shutting down
+    bool interrupted = false;         ///< stopped by Ctrl-C
+    bool finished = true;             ///< false: requests never completed even after shutdown
+    std::uint64_t stuck = 0;          ///< requests that had to be failed by shutting down
+    std::uint32_t latency_every = 1;  ///< one request in this many was timed
     std::unique_ptr<Histogram> latency_ns;
 };
 
@@ -126,10 +141,16 @@ class Runner {
                              const std::function<void(const Tick&)>& on_tick);
     PhaseResult run_phase(Phase& phase, const std::function<void(const Tick&)>& on_tick);
 
+    /// Workload::latency_every, or the automatic choice.
+    std::uint32_t latency_every() const noexcept;
+
     Workload w_;
     Options options_;
+    std::size_t slots_ = 1;  // requests in flight per worker
     const std::atomic<bool>& interrupted_;
     std::string value_;
+    Ticks ticks_;         // the clock every request's latency is read from (calibrated once)
+    KeyTable key_table_;  // every key's text, when they are few enough
     std::vector<std::string> servers_;
     std::vector<std::unique_ptr<Worker>> workers_;
 };
