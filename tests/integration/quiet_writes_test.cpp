@@ -353,7 +353,11 @@ TEST_P(MultiWrites, ADeadServerFailsOnlyItsOwnKeys) {
         const std::size_t owner = client.server_for(key_text[i]);
         if (owner == 1) {
             ++dead_keys;
-            EXPECT_EQ(r.results[i].error, errc::not_connected) << i;
+            // Known down (not_connected), or waiting on a reconnect attempt that then failed
+            // (connect_failed: the backoff is short, and a loaded host ran into one).
+            EXPECT_TRUE(r.results[i].error == errc::not_connected ||
+                        r.results[i].error == errc::connect_failed)
+                << i << " " << r.results[i].error.message();
         } else {
             EXPECT_FALSE(r.results[i].error) << i << " " << r.results[i].error.message();
             EXPECT_EQ(r.results[i].status, Status::stored);
