@@ -1,10 +1,12 @@
 // Zero-copy, allocation-free decoder for memcached's text protocol replies. See the header for
 // the contract (one reply per call, resumption, sticky errors).
 //
-// Shape of the hot path: one memchr for the line end, a switch on the first byte, exact word
-// compares (fixed-length memcmp the compiler turns into a couple of loads) and a hand-rolled
-// decimal parser. A VALUE header is parsed once; its data block is then framed by arithmetic,
-// never scanned, so binary data containing "\r\n" cannot confuse the framing.
+// Shape of the hot paths: no search for the line end. The fixed words are whole-line compares
+// (fixed-length memcmp the compiler turns into a couple of loads); a whole VALUE reply is
+// decoded in one forward pass over its header (the key 8 bytes at a time, short numbers read at
+// fixed offsets) and its data block framed by arithmetic, never scanned, so binary data
+// containing "\r\n" cannot confuse the framing. Anything else (a partial line, an error text,
+// a STAT) takes the line path: one memchr for the line end, then a switch on the first byte.
 #include "folsom/protocol/ascii_decoder.hpp"
 
 #include <bit>
@@ -152,23 +154,36 @@ void set_context(DecodeError& e, std::string_view bytes) noexcept {
     e.context_size = n;
 }
 
-// Returns the first byte in [p, lim) that cannot be part of a key (<= 0x20: the space that
-// ends it, or a control character), or lim. Eight bytes per step (SWAR): for a byte b below
-// 0x80, (b - 0x21) borrows into bit 7 exactly when b <= 0x20; bytes >= 0x80 are masked out by
-// ~x. A borrow can only flag bytes above a true hit, so the lowest flagged byte is exact.
-[[gnu::always_inline]] inline const char* skip_key_bytes(const char* p, const char* lim) noexcept {
+// Flags, in the high bit of each byte of x (8 bytes as loaded from memory), the bytes that
+// cannot be part of a key (<= 0x20: the space that ends it, or a control character); the
+// lowest flagged byte is exact, those above it are not (SWAR): for a byte b below 0x80,
+// (b - 0x21) borrows into bit 7 exactly when b <= 0x20; bytes >= 0x80 are masked out by ~x. A
+// borrow can only flag bytes above a true hit.
+[[gnu::always_inline]] inline std::uint64_t key_stops(std::uint64_t x) noexcept {
     constexpr std::uint64_t ones = 0x0101010101010101ULL;
     constexpr std::uint64_t highs = 0x8080808080808080ULL;
+    return (x - ones * 0x21) & ~x & highs;
+}
+
+// The index of the first (lowest-addressed) flagged byte of a non-zero key_stops() mask.
+[[gnu::always_inline]] inline std::size_t first_stop(std::uint64_t stops) noexcept {
+    if constexpr (std::endian::native == std::endian::little)
+        return static_cast<unsigned>(std::countr_zero(stops)) >> 3;
+    else
+        return static_cast<unsigned>(std::countl_zero(stops)) >> 3;
+}
+
+[[gnu::always_inline]] inline std::uint64_t load8(const char* p) noexcept {
+    std::uint64_t x;
+    std::memcpy(&x, p, 8);
+    return x;
+}
+
+// Returns the first byte in [p, lim) that cannot be part of a key, or lim. Eight bytes per step.
+[[gnu::always_inline]] inline const char* skip_key_bytes(const char* p, const char* lim) noexcept {
     while (lim - p >= 8) {
-        std::uint64_t x;
-        std::memcpy(&x, p, 8);
-        const std::uint64_t hit = (x - ones * 0x21) & ~x & highs;
-        if (hit != 0) {
-            if constexpr (std::endian::native == std::endian::little)
-                return p + (std::countr_zero(hit) >> 3);
-            else
-                return p + (std::countl_zero(hit) >> 3);
-        }
+        const std::uint64_t stops = key_stops(load8(p));
+        if (stops != 0) return p + first_stop(stops);
         p += 8;
     }
     while (p != lim && static_cast<unsigned char>(*p) > 0x20)
@@ -254,10 +269,159 @@ bad:
     return h.status = ValueHeader::bad;
 }
 
+// The decimal digit at p, or a value above 9.
+[[gnu::always_inline]] inline unsigned digit_at(const char* p) noexcept {
+    return static_cast<unsigned>(static_cast<unsigned char>(*p)) - '0';
+}
+
+// Parses the digits at p (at least 1, at most MaxDigits) up to the first other byte, which must
+// come before lim; advances p to it. False for anything else: no digit, too many, lim first, or
+// fewer than 4 bytes before lim. A run of MaxDigits <= 19 digits cannot overflow 64 bits, so
+// nothing tests for overflow. The first three bytes are read at fixed offsets from p, so that a
+// short number (the usual flags, the size of a small value) costs loads that wait on p only,
+// not on one another; a longer one goes on byte by byte.
+template <std::size_t MaxDigits>
+[[gnu::always_inline]] inline bool short_decimal(const char*& p, const char* lim,
+                                                 std::uint64_t& out) noexcept {
+    static_assert(MaxDigits >= 3 && MaxDigits <= 19);
+    if (lim - p < 4) return false;
+    const unsigned d0 = digit_at(p), d1 = digit_at(p + 1), d2 = digit_at(p + 2);
+    if (d0 > 9) return false;
+    if (d1 > 9) {
+        out = d0;
+        p += 1;
+        return true;
+    }
+    if (d2 > 9) {
+        out = d0 * 10 + d1;
+        p += 2;
+        return true;
+    }
+    const char* const start = p;
+    std::uint64_t v = d0 * 100 + d1 * 10 + d2;
+    p += 3;
+    for (;;) {
+        if (p == lim) return false;
+        const unsigned d = digit_at(p);
+        if (d > 9) break;
+        v = v * 10 + d;
+        ++p;
+    }
+    out = v;
+    return static_cast<std::size_t>(p - start) <= MaxDigits;
+}
+
+// The fast path for a hit: the whole "VALUE <key> <flags> <bytes>[ <cas>]\r\n<data>\r\n" at
+// the front of [data, data + size) (which starts with "VALUE "), within the limits, decoded in
+// one forward pass over the header. Returns the reply's length, or 0 for anything else (partial,
+// malformed, over a limit, or merely unusual: a <bytes> of 19 digits or more), which the caller
+// hands to the line path; `out` may then have been written. Accepts only what scan_value_header
+// and accept_value_header accept, with the same fields, so the paths cannot disagree: their
+// limit on the header, reading no further than min(size, max_line_length), is here a test of
+// the header's length at the end (reads stay below data + size).
+//
+// In a multi-get's replies this is the path from one reply's start to the next one's, so the
+// loads on it are at fixed offsets from the start, from the key's end or from the <bytes>
+// field's start, never one after the other.
+[[gnu::always_inline]] inline std::size_t decode_whole_value(const char* data, std::size_t size,
+                                                             const Limits& limits,
+                                                             Reply& out) noexcept {
+    const char* const end = data + size;
+    const char* const key = data + value_prefix;
+    // A key is 1 to max_key_length bytes, so its end is found in that many + 1 or not at all.
+    const auto key_lim = [&] {
+        constexpr std::size_t key_scan = value_prefix + max_key_length + 1;
+        return data + (size < key_scan ? size : key_scan);
+    };
+    const char* p;
+    if (size >= value_prefix + 16) [[likely]] {
+        const std::uint64_t stops0 = key_stops(load8(key)), stops1 = key_stops(load8(key + 8));
+        const char* word = key;
+        std::uint64_t stops = stops0;
+        if (stops0 == 0) {
+            word = key + 8;
+            stops = stops1;
+        }
+        if (stops != 0) [[likely]] {
+            p = word + first_stop(stops);
+        } else {
+            p = skip_key_bytes(key + 16, key_lim());
+            if (p == key_lim()) return 0;
+        }
+    } else {
+        p = skip_key_bytes(key, key_lim());
+        if (p == key_lim()) return 0;
+    }
+    const auto key_size = static_cast<std::size_t>(p - key);
+    // From the space on, the shortest complete rest is " 0 0\r\n\r\n" (8 bytes): p[0..7] are
+    // input (short_decimal() checks its own 4 bytes).
+    if (*p != ' ' || key_size - 1 >= max_key_length || end - p < 8) return 0;  // 0 wraps
+    out.key = std::string_view(key, key_size);
+
+    std::uint64_t flags = digit_at(p + 1);
+    if (p[2] == ' ' && flags <= 9) [[likely]] {  // one digit, as flags mostly are
+        p += 3;
+    } else {
+        ++p;
+        if (!short_decimal<10>(p, end, flags) || flags > u32_max || *p != ' ') return 0;
+        ++p;
+        if (end - p < 3) return 0;
+    }
+    out.flags = static_cast<std::uint32_t>(flags);
+    // <bytes>, 18 digits at most (far from wrapping header + size + 2). p[0..2] are input.
+    // The reply's length, header + <bytes> + 2, is what the next reply's start waits for; for
+    // one or two digits it is summed in each case straight from the bytes loaded at fixed
+    // offsets, the digit needing most work last.
+    std::uint64_t value_size;
+    std::size_t consumed;  // header_size + value_size + 2
+    {
+        const std::size_t c0 = static_cast<unsigned char>(p[0]);
+        const std::size_t c1 = static_cast<unsigned char>(p[1]);
+        const auto at = static_cast<std::size_t>(p - data);
+        if (c0 - '0' > 9) return 0;
+        if (c1 - '0' > 9) {  // "<d>\r\n": header ends at p + 3
+            value_size = c0 - '0';
+            consumed = (at + 3 + 2 - '0') + c0;
+            p += 1;
+        } else if (digit_at(p + 2) > 9) {  // "<d><d>\r\n"
+            value_size = c0 * 10 + c1 - ('0' * 10 + '0');
+            consumed = (at + 4 + 2 - ('0' * 10 + '0') + c1) + c0 * 10;
+            p += 2;
+        } else {
+            if (!short_decimal<18>(p, end, value_size)) return 0;
+            consumed = static_cast<std::size_t>(p - data) + 2 + value_size + 2;
+        }
+    }
+    std::uint64_t cas = 0;
+    bool has_cas = false;
+    if (*p == ' ') {
+        ++p;
+        if (parse_decimal<u64_max>(p, end, cas) != NumberStatus::ok || p == end) return 0;
+        has_cas = true;
+        consumed = static_cast<std::size_t>(p - data) + 2 + value_size + 2;
+    }
+    if (end - p < 2 || p[0] != '\r' || p[1] != '\n') return 0;
+    const auto header_size = static_cast<std::size_t>(p + 2 - data);
+    if (header_size > limits.max_line_length || value_size > limits.max_value_size) return 0;
+    // consumed cannot wrap: header_size <= size and value_size < 10^18.
+    if (consumed > size || data[consumed - 2] != '\r' || data[consumed - 1] != '\n') return 0;
+    out.kind = ReplyKind::value;
+    out.data = std::string_view(data + header_size, static_cast<std::size_t>(value_size));
+    out.cas = cas;
+    out.has_cas = has_cas;
+    out.number = 0;
+    return consumed;
+}
+
 // Exactly `word` (which includes its "\r\n") at the front of the input.
 template <std::size_t N>
 inline bool at_front(const char* data, std::size_t size, const char (&word)[N]) noexcept {
     return size >= N - 1 && std::memcmp(data, word, N - 1) == 0;
+}
+
+// A ParseResult as a Step: its state is implied by the fields (see detail::Step).
+inline detail::Step to_step(const ParseResult& r) noexcept {
+    return {r.consumed, r.needed};
 }
 
 }  // namespace
@@ -273,10 +437,9 @@ std::string DecodeError::message() const {
 }
 
 void Decoder::reset() noexcept {
-    failed_ = false;
+    pending_ = 0;
     error_ = DecodeError{};
     scanned_ = 0;
-    have_header_ = false;
     header_size_ = 0;
     header_ = Reply{};
     key_offset_ = 0;
@@ -284,7 +447,7 @@ void Decoder::reset() noexcept {
 }
 
 ParseResult Decoder::fail(const char* why, std::size_t offset, std::string_view bytes) noexcept {
-    failed_ = true;
+    pending_ |= failed_bit;
     error_.reason = why;
     error_.offset = offset;
     // The context never needs more input bytes than it has characters.
@@ -292,49 +455,34 @@ ParseResult Decoder::fail(const char* why, std::size_t offset, std::string_view 
     return {ParseState::error, 0, 0};
 }
 
-ParseResult Decoder::parse_reply(std::string_view input, Reply& out) noexcept {
-    if (failed_) [[unlikely]]
-        return {ParseState::error, 0, 0};
-    if (have_header_) return parse_data_block(input, out);
+detail::Step Decoder::parse_pending(std::string_view input, Reply& out) noexcept {
+    if ((pending_ & failed_bit) != 0) return {0, 0};
+    return to_step(parse_data_block(input, out));
+}
 
+detail::Step Decoder::parse_reply(std::string_view input, Reply& out) noexcept {
     const char* const data = input.data();
     const std::size_t size = input.size();
-    if (size == 0) return {ParseState::need_more, 0, 1};
+    if (size == 0) return {0, 1};
 
     // Fast paths for the replies a busy client sees most, recognised in place without looking
     // for the line end first: whole-line compares for the fixed words, a one-pass scan for a
     // VALUE header. Anything they do not fully recognise (an incomplete or malformed line, an
-    // error text) goes to the line path below, which reports it.
+    // error text) goes to the line path, which reports it.
     const auto word = [&](ReplyKind kind, std::size_t consumed) {
         out = Reply{};
         out.kind = kind;
         scanned_ = 0;
-        return ParseResult{ParseState::complete, consumed, 0};
+        return detail::Step{consumed, 0};
     };
     if (data[0] == 'V') {
         // Only on the first look at a reply: after a need_more, scanned_ > 0 and the line path
         // resumes where it stopped, so feeding byte by byte stays O(n).
         if (scanned_ == 0 && at_front(data, size, "VALUE ")) {
-            const std::size_t lim = size < limits_.max_line_length ? size : limits_.max_line_length;
-            ValueHeader h;
-            if (scan_value_header(data, data + lim, h) == ValueHeader::ok) {
-                // Under the limit (and far from wrapping size_t), and all here: hand it over.
-                const auto value_size = static_cast<std::size_t>(h.value_size);
-                const std::size_t data_end = h.header_size + value_size;
-                if (h.value_size <= limits_.max_value_size &&
-                    h.value_size <= (std::numeric_limits<std::size_t>::max() >> 1) &&
-                    size >= data_end + 2 && data[data_end] == '\r' && data[data_end + 1] == '\n') {
-                    out.kind = ReplyKind::value;
-                    out.key = std::string_view(data + value_prefix, h.key_size);
-                    out.data = std::string_view(data + h.header_size, value_size);
-                    out.flags = static_cast<std::uint32_t>(h.flags);
-                    out.cas = h.cas;
-                    out.has_cas = h.has_cas;
-                    out.number = 0;
-                    return {ParseState::complete, data_end + 2, 0};
-                }
-            }
-            // Over the limit, partial, or not recognised by the fast scan.
+            const std::size_t consumed = decode_whole_value(data, size, limits_, out);
+            if (consumed != 0) [[likely]]
+                return {consumed, 0};
+            // Over a limit, partial, or not recognised by the fast scan.
             return parse_value_slow(input, out);
         }
         return parse_general(input, out);
@@ -363,22 +511,22 @@ ParseResult Decoder::parse_reply(std::string_view input, Reply& out) noexcept {
     return parse_general(input, out);
 }
 
-ParseResult Decoder::parse_value_slow(std::string_view input, Reply& out) noexcept {
+detail::Step Decoder::parse_value_slow(std::string_view input, Reply& out) noexcept {
     // Scans again rather than taking the fast path's result, so that its fields never leave
     // registers there.
     const std::size_t lim =
         input.size() < limits_.max_line_length ? input.size() : limits_.max_line_length;
     ValueHeader h;
     if (scan_value_header(input.data(), input.data() + lim, h) == ValueHeader::ok)
-        return accept_value_header(input, h, out);
+        return to_step(accept_value_header(input, h, out));
     return parse_general(input, out);
 }
 
-ParseResult Decoder::parse_general(std::string_view input, Reply& out) noexcept {
+detail::Step Decoder::parse_general(std::string_view input, Reply& out) noexcept {
     const char* const data = input.data();
     const std::size_t size = input.size();
     if (!valid_first_byte(static_cast<unsigned char>(data[0]))) [[unlikely]]
-        return fail(reason::unknown_reply, 0, input);
+        return to_step(fail(reason::unknown_reply, 0, input));
 
     // Search only bytes not searched before (resumption), and never past the longest line we
     // accept: a server cannot make us scan or wait without bound.
@@ -386,14 +534,14 @@ ParseResult Decoder::parse_general(std::string_view input, Reply& out) noexcept 
     const std::size_t from = scanned_ <= limit ? scanned_ : 0;
     const void* nl = from < limit ? std::memchr(data + from, '\n', limit - from) : nullptr;
     if (nl == nullptr) {
-        if (size >= limits_.max_line_length) return fail(reason::line_too_long, 0, input);
+        if (size >= limits_.max_line_length) return to_step(fail(reason::line_too_long, 0, input));
         scanned_ = size;
-        return {ParseState::need_more, 0, 1};
+        return {0, 1};
     }
     const auto newline = static_cast<std::size_t>(static_cast<const char*>(nl) - data);
     if (newline == 0 || data[newline - 1] != '\r') [[unlikely]]
-        return fail(reason::bare_newline, newline, input.substr(0, newline + 1));
-    return parse_line(input, newline, out);
+        return to_step(fail(reason::bare_newline, newline, input.substr(0, newline + 1)));
+    return to_step(parse_line(input, newline, out));
 }
 
 ParseResult Decoder::parse_line(std::string_view input, std::size_t newline, Reply& out) noexcept {
@@ -548,7 +696,7 @@ ParseResult Decoder::accept_value_header(std::string_view input, const ValueHead
         scanned_ = 0;
         return {ParseState::complete, data_end + 2, 0};
     }
-    have_header_ = true;
+    pending_ |= header_bit;
     header_size_ = h.header_size;
     key_offset_ = value_prefix;
     value_size_ = value_size;
@@ -580,7 +728,7 @@ ParseResult Decoder::parse_data_block(std::string_view input, Reply& out) noexce
     out.cas = header_.cas;
     out.has_cas = header_.has_cas;
     out.number = 0;
-    have_header_ = false;
+    pending_ &= static_cast<std::uint8_t>(~header_bit);
     scanned_ = 0;
     return {ParseState::complete, total, 0};
 }

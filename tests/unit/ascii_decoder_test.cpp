@@ -156,6 +156,60 @@ TEST(AsciiDecoder, EmptyValue) {
     expect_replies("VALUE empty 0 0\r\n\r\nEND\r\n", {value("empty", ""), word(ReplyKind::end)});
 }
 
+// The fast path for a whole VALUE reply reads the key 8 bytes at a time (the first 16 at fixed
+// offsets), a one-digit <flags> and a one- or two-digit <bytes> at fixed offsets, and hands
+// anything else to the line path. Each shape at those edges decodes alike, whole, split at every
+// byte and byte by byte (where only the line path sees whole lines).
+TEST(AsciiDecoder, ValueHeadersAtTheEdgesOfTheFastPath) {
+    const std::size_t key_sizes[] = {1, 2, 7, 8, 9, 10, 15, 16, 17, 23, 24, 25, 250};
+    const std::pair<std::string, std::uint32_t> flag_texts[] = {
+        {"0", 0},
+        {"9", 9},
+        {"10", 10},
+        {"123", 123},
+        {"4294967295", 4294967295U},
+        {"0000000000042", 42}};  // 13 digits: leading zeros are still a number that fits
+    const std::size_t data_sizes[] = {0, 1, 9, 10, 64, 99, 100, 101};
+    for (const std::size_t ks : key_sizes)
+        for (const auto& [ft, flags] : flag_texts)
+            for (const std::size_t ds : data_sizes)
+                for (const bool with_cas : {false, true}) {
+                    const std::string key(ks, static_cast<char>('a' + ks % 26));
+                    const std::string data(ds, '\n');  // line ends in the data: framed, not scanned
+                    std::string bytes = "VALUE " + key + " " + ft + " " + std::to_string(ds);
+                    if (with_cas) bytes += " 77";
+                    bytes += "\r\n" + data + "\r\nEND\r\n";
+                    expect_replies(bytes, {with_cas ? value_cas(key, data, flags, 77)
+                                                    : value(key, data, flags),
+                                           word(ReplyKind::end)});
+                }
+    // <bytes> of three digits and more, with leading zeros (19 digits: past the fast path's 18).
+    expect_replies("VALUE k 0 1000\r\n" + std::string(1000, 'x') + "\r\n",
+                   {value("k", std::string(1000, 'x'))});
+    expect_replies("VALUE k 0 007\r\nabcdefg\r\n", {value("k", "abcdefg")});
+    expect_replies("VALUE k 0 0000000000000000002\r\nab\r\n", {value("k", "ab")});
+    // Bytes >= 0x80 are key bytes.
+    expect_replies("VALUE \x80\xff\xc3\xa9t\xc3\xa9 3 1\r\nx\r\n",
+                   {value("\x80\xff\xc3\xa9t\xc3\xa9", "x", 3)});
+}
+
+TEST(AsciiDecoder, FastPathKeepsTheLineLimit) {
+    // A whole reply whose header is one byte over the limit is refused as the line path refuses
+    // it; at the limit it is a value.
+    Limits limits;
+    limits.max_line_length = 24;
+    const std::string data(64, 'v');
+    const std::string at_limit = "VALUE key:0000000 0 64\r\n";
+    const std::string over = "VALUE key:00000000 0 64\r\n";
+    ASSERT_EQ(at_limit.size(), 24u);
+    ASSERT_EQ(over.size(), 25u);
+    expect_replies(at_limit + data + "\r\n", {value("key:0000000", data)}, limits);
+    expect_rejected(over + data + "\r\n", reason::line_too_long, 0, limits);
+    // And the value limit, on the header, before the data is here.
+    limits.max_value_size = 63;
+    expect_rejected(at_limit + data + "\r\n", reason::value_too_large, 0, limits);
+}
+
 TEST(AsciiDecoder, StatLines) {
     expect_replies("STAT pid 1234\r\nSTAT version 1.6.21\r\nSTAT libevent 2.1.12-stable\r\nEND\r\n",
                    {stat("pid", "1234"), stat("version", "1.6.21"),

@@ -120,6 +120,15 @@ inline constexpr std::size_t min_line_length = 12;
 
 namespace detail {
 struct ValueHeader;  // a scanned VALUE header (decoder internals)
+
+/// What Decoder::parse_reply returns: a ParseResult in two registers. A 24-byte ParseResult
+/// comes back through memory, which puts a store and a load between one reply's length and
+/// the next reply's start. The state is implied, since a complete reply consumes bytes and
+/// need_more asks for some: consumed > 0 is complete, else needed > 0 is need_more, else error.
+struct Step {
+    std::size_t consumed = 0;
+    std::size_t needed = 0;
+};
 }  // namespace detail
 
 class Decoder {
@@ -135,19 +144,23 @@ class Decoder {
     /// every retrieval, is then a few compares in the caller's loop instead of a call. All
     /// else is decoded out of line.
     ParseResult parse(std::string_view input, Reply& out) noexcept {
-        if (!(failed_ | have_header_) && input.size() >= 5 &&
-            std::memcmp(input.data(), "END\r\n", 5) == 0) {
+        if (pending_ == 0 && input.size() >= 5 && std::memcmp(input.data(), "END\r\n", 5) == 0)
+            [[likely]] {
             out = Reply{};
             out.kind = ReplyKind::end;
             scanned_ = 0;
             return {ParseState::complete, 5, 0};
         }
-        return parse_reply(input, out);
+        const detail::Step s = pending_ != 0 ? parse_pending(input, out) : parse_reply(input, out);
+        return {s.consumed != 0 ? ParseState::complete
+                : s.needed != 0 ? ParseState::need_more
+                                : ParseState::error,
+                s.consumed, s.needed};
     }
 
     /// The error that stopped the decoder (meaningful after ParseState::error).
     const DecodeError& error() const noexcept { return error_; }
-    bool failed() const noexcept { return failed_; }
+    bool failed() const noexcept { return (pending_ & failed_bit) != 0; }
 
     /// Forgets any partial reply and any error (after the connection was re-established).
     void reset() noexcept;
@@ -155,11 +168,14 @@ class Decoder {
     const Limits& limits() const noexcept { return limits_; }
 
   private:
-    ParseResult parse_reply(std::string_view input, Reply& out) noexcept;
-    // The paths off the fast ones are kept out of line so that the fast paths need no stack
-    // frame to speak of.
-    [[gnu::noinline]] ParseResult parse_value_slow(std::string_view input, Reply& out) noexcept;
-    [[gnu::noinline]] ParseResult parse_general(std::string_view input, Reply& out) noexcept;
+    // The start of a reply (not failed, no VALUE header pending): the fast paths.
+    detail::Step parse_reply(std::string_view input, Reply& out) noexcept;
+    // The paths off the fast ones are kept out of line, and parse_reply only jumps to them
+    // (a Step comes back in registers, so a call can be a jump), so that its fast paths save
+    // no more registers than they use themselves.
+    [[gnu::noinline]] detail::Step parse_pending(std::string_view input, Reply& out) noexcept;
+    [[gnu::noinline]] detail::Step parse_value_slow(std::string_view input, Reply& out) noexcept;
+    [[gnu::noinline]] detail::Step parse_general(std::string_view input, Reply& out) noexcept;
     ParseResult parse_line(std::string_view input, std::size_t newline, Reply& out) noexcept;
     ParseResult parse_value_header(std::string_view input, std::size_t newline,
                                    Reply& out) noexcept;
@@ -172,9 +188,13 @@ class Decoder {
     Limits limits_;
     // Resumption state for the reply at the front of the input. Offsets, never pointers: the
     // caller may move its unconsumed bytes (compact or grow its buffer) between calls.
-    std::size_t scanned_ = 0;      // bytes already searched for '\n' without finding it
-    bool failed_ = false;          // sticky until reset()
-    bool have_header_ = false;     // a VALUE header was parsed; waiting for its data block
+    std::size_t scanned_ = 0;  // bytes already searched for '\n' without finding it
+    // Why the front of the input is not the start of a reply: no bit, or these (one byte, so
+    // that parse() tests for both with one compare). failed_bit: sticky until reset().
+    // header_bit: a VALUE header was parsed; waiting for its data block.
+    static constexpr std::uint8_t failed_bit = 1;
+    static constexpr std::uint8_t header_bit = 2;
+    std::uint8_t pending_ = 0;
     std::size_t header_size_ = 0;  // VALUE header length including "\r\n"
     std::size_t key_offset_ = 0;   // offset of the key within the header
     std::size_t value_size_ = 0;   // <bytes> of the parsed VALUE header
