@@ -144,16 +144,14 @@ class LibraryRows {
 
     void run(int n) {
         for (int i = 0; i < n; ++i) {
-            bool done = false;
+            bool done = false, ok = false;
             client_.get_multi(views_, [&](std::error_code ec, folsom::MultiGetResult r) {
-                if (ec || !r.complete()) {
-                    std::fprintf(stderr, "multi-get failed\n");
-                    std::exit(1);
-                }
+                ok = !ec && r.complete();
                 done = true;
             });
             while (!done)
                 io_.run_one();
+            if (!ok) throw std::runtime_error("library: a multi-get failed");
         }
     }
 
@@ -256,8 +254,7 @@ class RawFanout {
     }
 
     [[noreturn]] static void fail(const char* what) {
-        std::fprintf(stderr, "raw fan-out: %s\n", what);
-        std::exit(1);
+        throw std::runtime_error(std::string("raw fan-out: ") + what);
     }
 
     void one_call(bool check_all) {
@@ -304,9 +301,7 @@ std::string cpu_mask() {
     return out;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
     // --only ROW runs that row alone (1..4, in the order printed), e.g. under a profiler.
     int only = 0;
     std::vector<const char*> args;
@@ -389,4 +384,16 @@ int main(int argc, char** argv) {
         "as the first ratio)\n",
         cpu[2] / cpu[0]);
     return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    // A failure throws, so that the servers are killed on the way out.
+    try {
+        return run(argc, argv);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "%s\n", e.what());
+        return 1;
+    }
 }
