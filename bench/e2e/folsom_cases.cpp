@@ -129,6 +129,22 @@ std::uint64_t FolsomCases::get_view(std::uint64_t ops, std::size_t window, bool 
     return run(ops, window, issue, batch);
 }
 
+std::uint64_t FolsomCases::get_view_random(std::uint64_t ops, std::size_t window) {
+    const std::size_t expect = keys_.value.size();
+    const std::uint64_t count = keys_.size();
+    auto issue = [this, expect, count](auto& w, std::uint64_t) {
+        std::uint64_t z = (random_ += 0x9e3779b97f4a7c15ULL);  // splitmix64, as folsom bench
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+        z ^= z >> 31;
+        client_.get_view(keys_.views[((z >> 32) * count) >> 32],
+                         [w = &w, expect](std::error_code ec, const ValueView* v) {
+                             w->complete(!ec && v != nullptr && v->data.size() == expect);
+                         });
+    };
+    return run(ops, window, issue, false);
+}
+
 std::uint64_t FolsomCases::get_multi(std::uint64_t ops, std::size_t keys_per_op) {
     auto issue = [this, keys_per_op](auto& w, std::uint64_t i) {
         const std::size_t start = keys_.run_start(next_ + i, keys_per_op);

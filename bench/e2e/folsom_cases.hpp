@@ -40,6 +40,9 @@ class FolsomCases {
     std::uint64_t get(std::uint64_t ops, std::size_t window, bool batch = false);
     /// Zero-copy gets (Client::get_view); the callback only looks at the view.
     std::uint64_t get_view(std::uint64_t ops, std::size_t window, bool batch = false);
+    /// As get_view, each key drawn at random (splitmix64) instead of in rotation: the key
+    /// order `folsom bench` uses by default, so its pipelined get has a row of its own kind.
+    std::uint64_t get_view_random(std::uint64_t ops, std::size_t window);
     /// get_multi of `keys_per_op` consecutive keys, one multi-get at a time.
     std::uint64_t get_multi(std::uint64_t ops, std::size_t keys_per_op);
     /// As get_multi, zero-copy (Client::get_multi_view): each hit's view is only looked at.
@@ -62,6 +65,7 @@ class FolsomCases {
     QuietClient quiet_{client_};
     std::vector<KeyValue> items_;  // set_multi's batch, reused
     std::uint64_t next_ = 0;       // key rotation continues across calls
+    std::uint64_t random_ = 0;     // get_view_random's splitmix64 state
 };
 
 }  // namespace folsom::bench

@@ -39,6 +39,11 @@ class AsyncClient(Client):
         batch."""
         # The thread, not asyncio.get_running_loop(), is checked per request: that call costs
         # a getpid() system call each time (CPython's fork check).
+        if _get_ident() != self._thread or not self._batching:
+            self._open_turn()
+        return self._loop.create_future()
+
+    def _open_turn(self):
         if _get_ident() != self._thread:
             self._bind()
         if not self._batching:
@@ -48,7 +53,6 @@ class AsyncClient(Client):
             self._batching = True
             _send_batch_begin()
             self._loop.call_soon(self._send_batch)
-        return self._loop.create_future()
 
     def _bind(self):
         loop = asyncio.get_running_loop()
@@ -67,7 +71,7 @@ class AsyncClient(Client):
         try:
             return await fut
         except _CancelledError:
-            pending.cancel()
+            self._n.cancel(pending)
             raise
 
     def wakeups(self):
@@ -78,12 +82,19 @@ class AsyncClient(Client):
 
     async def get(self, key, default=None):
         """The value of ``key``, or ``default`` on a miss (or on a failure, with ignore_exc)."""
-        fut = self._future()
+        # The hot path: _future() and _await() written out, a call and a coroutine frame less
+        # per request (~10% of an AsyncClient get's CPU, asyncio's own share included).
+        if _get_ident() != self._thread or not self._batching:
+            self._open_turn()
+        fut = self._loop.create_future()
         # Without a serde the reply is the value's bytes alone (or None): no tuple to build.
         pending = (self._n.a_get_value(fut, key) if self._serde is None
                    else self._n.a_get(fut, key, False))
         try:
-            v = await self._await(fut, pending)
+            v = await fut
+        except _CancelledError:
+            self._n.cancel(pending)
+            raise
         except _c._exc.MemcacheIllegalInputError:
             raise
         except _c._exc.MemcacheError:

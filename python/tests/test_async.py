@@ -157,6 +157,32 @@ async def test_cancel_cancels_the_request():
         server.close()
 
 
+async def test_cancel_cancels_every_kind_of_request():
+    # get has its own inlined await; the other methods share AsyncClient._await: both hand the
+    # request's handle to the native cancel().
+    server = SilentServer()
+    try:
+        async with folsom.AsyncClient("127.0.0.1:%d" % server.port, protocol="meta",
+                                      timeout=30) as c:
+            calls = [lambda i: c.gets("g%d" % i), lambda i: c.set("s%d" % i, b"v"),
+                     lambda i: c.delete("d%d" % i), lambda i: c.get_many(["m%d" % i, "n%d" % i])]
+            tasks = [asyncio.ensure_future(f(i)) for f in calls for i in range(10)]
+            deadline = time.monotonic() + 10
+            while c.outstanding() < len(tasks) and time.monotonic() < deadline:
+                await asyncio.sleep(0.01)
+            assert c.outstanding() == len(tasks)
+            _, pushed0 = c.wakeups()
+            for t in tasks:
+                t.cancel()
+            done = await asyncio.gather(*tasks, return_exceptions=True)
+            assert all(isinstance(d, asyncio.CancelledError) for d in done)
+            while c.wakeups()[1] - pushed0 < len(tasks) and time.monotonic() < deadline:
+                await asyncio.sleep(0.01)
+            assert c.wakeups()[1] - pushed0 == len(tasks)
+    finally:
+        server.close()
+
+
 async def test_server_killed_mid_batch():
     a, b = Memcached(), Memcached()
     try:
