@@ -1,5 +1,7 @@
 #include "e2e/folsom_cases.hpp"
 
+#include "bench/keys.hpp"
+
 #include <asio/post.hpp>
 
 #include <algorithm>
@@ -133,11 +135,8 @@ std::uint64_t FolsomCases::get_view_random(std::uint64_t ops, std::size_t window
     const std::size_t expect = keys_.value.size();
     const std::uint64_t count = keys_.size();
     auto issue = [this, expect, count](auto& w, std::uint64_t) {
-        std::uint64_t z = (random_ += 0x9e3779b97f4a7c15ULL);  // splitmix64, as folsom bench
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-        z ^= z >> 31;
-        client_.get_view(keys_.views[((z >> 32) * count) >> 32],
+        // The key choice of `folsom bench` (tools/bench/keys.hpp).
+        client_.get_view(keys_.views[pick_key(splitmix64(random_), count)],
                          [w = &w, expect](std::error_code ec, const ValueView* v) {
                              w->complete(!ec && v != nullptr && v->data.size() == expect);
                          });

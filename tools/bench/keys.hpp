@@ -13,6 +13,14 @@
 
 namespace folsom::bench {
 
+/// The next of a splitmix64 sequence (advances `state`): tiny, fast, good enough for key choice.
+inline std::uint64_t splitmix64(std::uint64_t& state) noexcept {
+    std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
 /// Key number below `keys` from 64 random bits: the high half scaled by a multiplication, not
 /// a division, when the key space fits 32 bits (a 64-bit division costs tens of cycles).
 inline std::uint64_t pick_key(std::uint64_t random, std::uint64_t keys) noexcept {

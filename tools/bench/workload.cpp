@@ -293,12 +293,7 @@ class Slot {
         return keys_[i];
     }
 
-    std::uint64_t next() noexcept {  // splitmix64: tiny, fast, good enough for key choice
-        std::uint64_t z = (rng_ += 0x9e3779b97f4a7c15ULL);
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-        return z ^ (z >> 31);
-    }
+    std::uint64_t next() noexcept { return splitmix64(rng_); }
 
     // Out of line, so the completions' common path carries none of it.
     [[gnu::cold, gnu::noinline]] void failed(const std::string& why) {
