@@ -359,8 +359,8 @@ class Completions {
 
 /// Python's handle on an asynchronous request: a capsule holding a strong reference to its op,
 /// handed to NativeClient::cancel() when the awaiting task is cancelled. A capsule rather than a
-/// bound class: creating and freeing a pybind11 instance cost ~2,200 instructions per request
-/// (callgrind), a capsule and its one allocation ~300.
+/// bound class (callgrind, per asyncio get): a_get_value went from 3,880 to 2,445 instructions
+/// with it, and the pybind11 instance's deallocation (~960) went away.
 constexpr const char* pending_name = "folsom.pending";
 
 py::object pending_handle(std::shared_ptr<AsyncOpBase> op) {
