@@ -31,6 +31,8 @@ class AsyncClient(Client):
         self._thread = None
         self._batching = False
         self._fd = self._n.event_fd()
+        # a_get_value as a plain C function: get's request without pybind11's dispatch.
+        self._a_get_value = self._n.fast_get_value()
 
     # ---- the bridge to the event loop ---------------------------------------------------
 
@@ -88,7 +90,7 @@ class AsyncClient(Client):
             self._open_turn()
         fut = self._loop.create_future()
         # Without a serde the reply is the value's bytes alone (or None): no tuple to build.
-        pending = (self._n.a_get_value(fut, key) if self._serde is None
+        pending = (self._a_get_value(fut, key) if self._serde is None
                    else self._n.a_get(fut, key, False))
         try:
             v = await fut
