@@ -51,6 +51,10 @@ async def test_every_method(shared_memcached, protocol):
         with pytest.raises(folsom.MemcacheIllegalInputError):
             await c.get("bad key")
         with pytest.raises(folsom.MemcacheIllegalInputError):
+            await c.get(3)  # get's own entry point (no pybind11) raises as the others do
+        with pytest.raises(folsom.MemcacheIllegalInputError):
+            await c.get("k" * 251)
+        with pytest.raises(folsom.MemcacheIllegalInputError):
             await c.set(3, b"v")
     with pytest.raises(folsom.MemcacheClosedError):
         await c.get("k")
