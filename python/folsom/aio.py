@@ -32,7 +32,7 @@ class AsyncClient(Client):
         self._batching = False
         self._fd = self._n.event_fd()
         # a_get_value as a plain C function: get's request without pybind11's dispatch.
-        self._a_get_value = self._n.fast_get_value()
+        self._a_get_value = self._n.fast("a_get_value")
 
     # ---- the bridge to the event loop ---------------------------------------------------
 

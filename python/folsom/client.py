@@ -41,7 +41,7 @@ class Client:
         opts = _c.native_options(servers, protocol, connect_timeout, timeout, no_delay, key_prefix,
                                  tls_context, username, password, options)
         self._n = _native.NativeClient(opts, bool(io_thread))
-        self._get_value = self._n.get_value
+        self._get_value = self._n.fast("get_value")  # without pybind11's dispatch
         self._store = self._n.store
         self._get_dict = self._n.get_multi_dict
 

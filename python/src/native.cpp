@@ -639,6 +639,21 @@ class NativeClient {
         return pending_handle(std::move(op));
     }
 
+    /// The value of `key` as bytes (None on a miss): Client.get without a serde.
+    py::object get_value(py::handle key) {
+        check_open();
+        std::string_view k = this->key(key);
+        Slot<std::optional<Value>> slot;
+        client_.get(k, SyncHandler<std::optional<Value>>{&slot, &loop_});
+        {
+            py::gil_scoped_release nogil;
+            loop_.wait([&] { return slot.done; });
+        }
+        if (slot.error) raise_error(slot.error);
+        if (!slot.value) return py::none();
+        return py::bytes(slot.value->data.data(), slot.value->data.size());
+    }
+
     /// Cancels the request behind a handle async() returned: it completes with errc::cancelled
     /// unless its reply came first (what was sent stays on the wire). The signal is emitted on
     /// the I/O thread, where the op installs and clears its slot.
@@ -992,13 +1007,13 @@ py::object run_async(NativeClient& c, py::handle fut, Op op) {
     return c.async<T>(fut, [&](auto h) { op(c, std::move(h)); });
 }
 
-// ---- the asyncio hot path without pybind11's dispatch ------------------------------------
+// ---- the hot paths without pybind11's dispatch --------------------------------------------
 //
-// AsyncClient.get (without a serde) calls a_get_value once per request. Through pybind11 the
-// call costs ~1,200 instructions before the request starts (argument tuple, overload
-// dispatch, type lookups, a bound method object per call); a plain METH_FASTCALL function
-// whose self is a capsule naming the client costs ~100. The capsule keeps the client's
-// Python object alive, so the function may outlive the AsyncClient that made it.
+// Client.get and AsyncClient.get (without a serde) make one native call per request. Through
+// pybind11 the call costs ~1,200 instructions before the request starts (argument tuple,
+// overload dispatch, type lookups, a bound method object per call); a plain METH_FASTCALL
+// function whose self is a capsule naming the client costs ~100. The capsule keeps the
+// client's Python object alive, so the function may outlive the Python client that made it.
 
 constexpr const char* fast_entry_name = "folsom.fast_entry";
 
@@ -1024,29 +1039,57 @@ void set_python_error() noexcept {
     }
 }
 
-/// a_get_value(future, key) -> the request's cancellation handle.
-PyObject* fast_get_value(PyObject* self, PyObject* const* args, Py_ssize_t nargs) noexcept {
+/// The body of a fast function: checks the argument count, runs `body(client, args)` and
+/// turns a C++ exception into the Python one.
+template <Py_ssize_t N, class Body>
+PyObject* fast_call(PyObject* self, PyObject* const* args, Py_ssize_t nargs, const char* usage,
+                    Body&& body) noexcept {
     auto* e = static_cast<FastEntry*>(PyCapsule_GetPointer(self, fast_entry_name));
     if (!e) return nullptr;
-    if (nargs != 2) {
-        PyErr_SetString(PyExc_TypeError, "a_get_value(future, key) takes 2 arguments");
+    if (nargs != N) {
+        PyErr_Format(PyExc_TypeError, "%s takes %d argument(s)", usage, static_cast<int>(N));
         return nullptr;
     }
     try {
-        NativeClient& c = *e->client;
-        return run_async<BytesOnly>(c, args[0], GetOp{c.key(args[1]), false, {}}).release().ptr();
+        return body(*e->client, args).release().ptr();
     } catch (...) {
         set_python_error();
         return nullptr;
     }
 }
 
-PyMethodDef fast_get_value_def = {
-    "a_get_value", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(fast_get_value)),
-    METH_FASTCALL, "a_get_value(future, key): AsyncClient.get's request, bytes or None"};
+/// get_value(key) -> bytes or None (blocking).
+PyObject* fast_get_value(PyObject* self, PyObject* const* args, Py_ssize_t nargs) noexcept {
+    return fast_call<1>(self, args, nargs, "get_value(key)",
+                        [](NativeClient& c, PyObject* const* a) { return c.get_value(a[0]); });
+}
 
-/// The fast a_get_value of the client `owner` holds.
-py::object fast_get_value_of(py::object owner) {
+/// a_get_value(future, key) -> the request's cancellation handle.
+PyObject* fast_a_get_value(PyObject* self, PyObject* const* args, Py_ssize_t nargs) noexcept {
+    return fast_call<2>(self, args, nargs, "a_get_value(future, key)",
+                        [](NativeClient& c, PyObject* const* a) {
+                            return run_async<BytesOnly>(c, a[0], GetOp{c.key(a[1]), false, {}});
+                        });
+}
+
+template <PyObject* (*F)(PyObject*, PyObject* const*, Py_ssize_t) noexcept>
+constexpr PyCFunction as_pycfunction() noexcept {
+    return reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(F));
+}
+
+PyMethodDef fast_defs[] = {
+    {"get_value", as_pycfunction<fast_get_value>(), METH_FASTCALL,
+     "get_value(key): Client.get's request, bytes or None"},
+    {"a_get_value", as_pycfunction<fast_a_get_value>(), METH_FASTCALL,
+     "a_get_value(future, key): AsyncClient.get's request, resolving to bytes or None"},
+};
+
+/// The fast function `name` (a fast_defs entry) bound to the client `owner` holds.
+py::object fast_function(py::object owner, const std::string& name) {
+    PyMethodDef* def = nullptr;
+    for (auto& d : fast_defs)
+        if (name == d.ml_name) def = &d;
+    if (!def) throw py::value_error("no fast function named " + name);
     auto* e = new FastEntry{owner.inc_ref().ptr(), &owner.cast<NativeClient&>()};
     PyObject* capsule = PyCapsule_New(e, fast_entry_name, [](PyObject* c) {
         auto* entry = static_cast<FastEntry*>(PyCapsule_GetPointer(c, fast_entry_name));
@@ -1058,7 +1101,7 @@ py::object fast_get_value_of(py::object owner) {
         delete e;
         throw py::error_already_set();
     }
-    PyObject* f = PyCFunction_New(&fast_get_value_def, capsule);
+    PyObject* f = PyCFunction_New(def, capsule);
     Py_DECREF(capsule);  // the function holds it now
     if (!f) throw py::error_already_set();
     return py::reinterpret_steal<py::object>(f);
@@ -1257,20 +1300,7 @@ PYBIND11_MODULE(_native, m) {
              [](NativeClient& c, py::handle key, bool cas) {
                  return run_sync<std::optional<Value>>(c, GetOp{c.key(key), cas, {}});
              })
-        .def("get_value",  // the bytes alone: the hot path of Client.get without a serde
-             [](NativeClient& c, py::handle key) -> py::object {
-                 c.check_open();
-                 std::string_view k = c.key(key);
-                 Slot<std::optional<Value>> slot;
-                 c.client().get(k, SyncHandler<std::optional<Value>>{&slot, &c.loop()});
-                 {
-                     py::gil_scoped_release nogil;
-                     c.loop().wait([&] { return slot.done; });
-                 }
-                 if (slot.error) raise_error(slot.error);
-                 if (!slot.value) return py::none();
-                 return py::bytes(slot.value->data.data(), slot.value->data.size());
-             })
+        .def("get_value", &NativeClient::get_value)  // Client.get's hot path without a serde
         .def("gat",
              [](NativeClient& c, py::handle key, std::int64_t exptime, bool cas) {
                  return run_sync<std::optional<Value>>(c, GetOp{c.key(key), cas, exptime});
@@ -1393,8 +1423,9 @@ PYBIND11_MODULE(_native, m) {
              [](NativeClient& c, py::handle fut, py::handle key) {
                  return run_async<BytesOnly>(c, fut, GetOp{c.key(key), false, {}});
              })
-        .def("fast_get_value", &fast_get_value_of,
-             "a_get_value as a plain function bound to this client (no pybind11 dispatch)")
+        .def("fast", &fast_function, py::arg("name"),
+             "get_value or a_get_value as a plain function bound to this client (no pybind11 "
+             "dispatch)")
         .def("a_gat",
              [](NativeClient& c, py::handle fut, py::handle key, std::int64_t exptime, bool cas) {
                  return run_async<std::optional<Value>>(c, fut, GetOp{c.key(key), cas, exptime});

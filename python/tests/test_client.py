@@ -316,6 +316,23 @@ def test_bad_input_raises_and_sends_nothing(shared_memcached):
     assert c.closed
 
 
+def test_get_entry_points_outlive_their_client(shared_memcached):
+    # get's request goes through a plain C function bound to the native client (not a
+    # pybind11 method); it keeps that client alive and fails cleanly once it is closed.
+    c = folsom.Client(shared_memcached.address)
+    c.set("outlive", b"1")
+    get = c._get_value
+    assert get("outlive") == b"1"
+    with pytest.raises(TypeError):
+        get()
+    with pytest.raises(TypeError):
+        get("a", "b")
+    c.close()
+    del c
+    with pytest.raises(folsom.MemcacheClosedError):
+        get("outlive")
+
+
 def test_errors_are_one_hierarchy(shared_memcached):
     assert issubclass(folsom.MemcacheTimeoutError, TimeoutError)
     assert issubclass(folsom.MemcacheConnectionError, ConnectionError)
