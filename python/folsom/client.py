@@ -8,6 +8,10 @@ _STORE_FAILURE = {_c.VALUE_TOO_LARGE: "object too large for cache",
                   _c.OUT_OF_MEMORY: "out of memory storing object"}
 
 
+_STORED = _c.STORED
+_DELTA_LIMIT = 1 << 64
+
+
 def _stored(status):
     if status in _STORE_FAILURE:
         raise MemcacheServerError(_STORE_FAILURE[status])
@@ -42,7 +46,9 @@ class Client:
                                  tls_context, username, password, options)
         self._n = _native.NativeClient(opts, bool(io_thread))
         self._get_value = self._n.fast("get_value")  # without pybind11's dispatch
-        self._store = self._n.store
+        self._store = self._n.fast("store")
+        self._delete = self._n.fast("delete")
+        self._arith = self._n.fast("arith")
         self._get_dict = self._n.get_multi_dict
 
     # ---- values -------------------------------------------------------------------------
@@ -162,15 +168,24 @@ class Client:
     # ---- storage ------------------------------------------------------------------------
 
     def _store_cmd(self, mode, key, value, expire, noreply, flags, cas=0):
-        value, flags = self._encode(key, value, _c.check_flags(flags))
-        noreply = self._noreply(noreply)
-        st = self._store(mode, key, value, _c.check_expire(expire), flags, cas, noreply)
+        # Written out for the usual call (bytes, no serde, no flags, an int expire): each
+        # helper call it spares costs about as much as the native call's own Python side.
+        if self._serde is None:
+            if type(value) is not bytes:
+                value = _c.plain_value(value)
+            flags = 0 if flags is None else _c.check_flags(flags)
+        else:
+            value, flags = self._encode(key, value, _c.check_flags(flags))
+        noreply = self.default_noreply if noreply is None else bool(noreply)
+        if type(expire) is not int:
+            expire = _c.check_expire(expire)
+        st = self._store(mode, key, value, expire, flags, cas, noreply)
         return True if noreply else st
 
     def set(self, key, value, expire=0, noreply=None, flags=None):
         """Stores ``value``; True (a server's out-of-memory or too-large answer raises)."""
         st = self._store_cmd(_c.SET, key, value, expire, noreply, flags)
-        return st is True or _stored(st)
+        return st is True or st == _STORED or _stored(st)
 
     def add(self, key, value, expire=0, noreply=None, flags=None):
         """Stores only if ``key`` is absent: True if stored, False if it existed."""
@@ -222,9 +237,9 @@ class Client:
     def delete(self, key, noreply=None):
         """True if ``key`` was deleted, False if it was absent (True with noreply)."""
         if self._noreply(noreply):
-            self._n.delete(key, True)
+            self._delete(key, True)
             return True
-        return self._n.delete(key, False) == _c.DELETED
+        return self._delete(key, False) == _c.DELETED
 
     def delete_many(self, keys, noreply=None):
         """Deletes every key; True (raises only when every key failed)."""
@@ -250,23 +265,25 @@ class Client:
         results = self._n.touch_multi(keys, _c.check_expire(expire))
         return [k for k, (err, st) in zip(keys, results) if err or st != _c.TOUCHED]
 
+    def _arith_cmd(self, incr, key, value, noreply, initial, initial_expire):
+        # Written out for the usual call (an int delta, no initial): see _store_cmd.
+        delta = value if type(value) is int and 0 <= value < _DELTA_LIMIT else _c.check_delta(value)
+        if initial is not None:
+            initial = _c.check_delta(initial)
+        if noreply is not False:
+            noreply = self.default_noreply if noreply is None else bool(noreply)
+        if type(initial_expire) is not int:
+            initial_expire = _c.check_expire(initial_expire)
+        return self._arith(incr, key, delta, noreply, initial, initial_expire)
+
     def incr(self, key, value, noreply=False, initial=None, initial_expire=0):
         """Adds ``value``: the new value, or None if ``key`` is absent (None with noreply).
         With ``initial`` (binary and meta protocols), a missing counter is created holding it."""
-        delta = _c.check_delta(value)
-        if initial is not None:
-            initial = _c.check_delta(initial)
-        r = self._n.arith(True, key, delta, self._noreply(noreply) if noreply is not False else False,
-                          initial, _c.check_expire(initial_expire))
-        return r
+        return self._arith_cmd(True, key, value, noreply, initial, initial_expire)
 
     def decr(self, key, value, noreply=False, initial=None, initial_expire=0):
         """Subtracts ``value`` (not below 0): the new value, or None if ``key`` is absent."""
-        delta = _c.check_delta(value)
-        if initial is not None:
-            initial = _c.check_delta(initial)
-        return self._n.arith(False, key, delta, self._noreply(noreply) if noreply is not False else False,
-                             initial, _c.check_expire(initial_expire))
+        return self._arith_cmd(False, key, value, noreply, initial, initial_expire)
 
     # ---- stampede recipe (meta protocol) ----------------------------------------------------
 

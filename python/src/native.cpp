@@ -1028,6 +1028,8 @@ void set_python_error() noexcept {
         throw;
     } catch (py::error_already_set& e) {
         e.restore();
+    } catch (const py::cast_error& e) {  // an argument of the wrong type: pybind11 says TypeError
+        PyErr_SetString(PyExc_TypeError, e.what());
     } catch (py::builtin_exception& e) {
         e.set_error();
     } catch (const std::bad_alloc&) {
@@ -1039,49 +1041,94 @@ void set_python_error() noexcept {
     }
 }
 
-/// The body of a fast function: checks the argument count, runs `body(client, args)` and
-/// turns a C++ exception into the Python one.
-template <Py_ssize_t N, class Body>
-PyObject* fast_call(PyObject* self, PyObject* const* args, Py_ssize_t nargs, const char* usage,
-                    Body&& body) noexcept {
-    auto* e = static_cast<FastEntry*>(PyCapsule_GetPointer(self, fast_entry_name));
-    if (!e) return nullptr;
-    if (nargs != N) {
-        PyErr_Format(PyExc_TypeError, "%s takes %d argument(s)", usage, static_cast<int>(N));
-        return nullptr;
+/// The argument `o` as the parameter type T (what pybind11 would convert it to).
+template <class T>
+T fast_arg(PyObject* o) {
+    if constexpr (std::is_same_v<T, py::handle>)
+        return py::handle(o);
+    else
+        return py::cast<T>(py::handle(o));
+}
+
+/// A METH_FASTCALL function over `F(NativeClient&, Args...)`: checks the argument count,
+/// converts each argument, calls F and turns a C++ exception into the Python one.
+template <auto F>
+struct Fast;
+template <class... Args, py::object (*F)(NativeClient&, Args...)>
+struct Fast<F> {
+    static PyObject* call(PyObject* self, PyObject* const* args, Py_ssize_t nargs) noexcept {
+        auto* e = static_cast<FastEntry*>(PyCapsule_GetPointer(self, fast_entry_name));
+        if (!e) return nullptr;
+        if (nargs != static_cast<Py_ssize_t>(sizeof...(Args))) {
+            PyErr_Format(PyExc_TypeError, "takes %d argument(s), %zd given",
+                         static_cast<int>(sizeof...(Args)), nargs);
+            return nullptr;
+        }
+        try {
+            return [&]<std::size_t... I>(std::index_sequence<I...>) {
+                return F(*e->client, fast_arg<std::decay_t<Args>>(args[I])...);
+            }
+            (std::index_sequence_for<Args...>{}).release().ptr();
+        } catch (...) {
+            set_python_error();
+            return nullptr;
+        }
     }
-    try {
-        return body(*e->client, args).release().ptr();
-    } catch (...) {
-        set_python_error();
-        return nullptr;
+};
+
+template <auto F>
+constexpr PyCFunction fast_pointer() noexcept {
+    return reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&Fast<F>::call));
+}
+
+// The operations with a fast form. Each is also a pybind11 method of NativeClient.
+
+/// get_value(key) -> bytes or None (blocking): Client.get without a serde.
+py::object py_get_value(NativeClient& c, py::handle key) {
+    return c.get_value(key);
+}
+/// a_get_value(future, key) -> the request's cancellation handle: AsyncClient.get.
+py::object py_a_get_value(NativeClient& c, py::handle fut, py::handle key) {
+    return run_async<BytesOnly>(c, fut, GetOp{c.key(key), false, {}});
+}
+/// store(mode, key, value, exptime, flags, cas, noreply) -> Status (None when noreply).
+py::object py_store(NativeClient& c, int mode, py::handle key, py::handle value,
+                    std::int64_t exptime, std::uint32_t flags, std::uint64_t cas, bool noreply) {
+    StoreOp op{store_mode(mode), c.key(key), c.value(value), exptime, flags, cas, noreply};
+    if (noreply) {
+        c.fire([&](auto h) { op(c, std::move(h)); });
+        return py::none();
     }
+    return run_sync<Status>(c, op);
+}
+/// delete(key, noreply) -> Status (None when noreply).
+py::object py_delete(NativeClient& c, py::handle key, bool noreply) {
+    DeleteOp op{c.key(key), noreply};
+    if (noreply) {
+        c.fire([&](auto h) { op(c, std::move(h)); });
+        return py::none();
+    }
+    return run_sync<Status>(c, op);
 }
 
-/// get_value(key) -> bytes or None (blocking).
-PyObject* fast_get_value(PyObject* self, PyObject* const* args, Py_ssize_t nargs) noexcept {
-    return fast_call<1>(self, args, nargs, "get_value(key)",
-                        [](NativeClient& c, PyObject* const* a) { return c.get_value(a[0]); });
-}
-
-/// a_get_value(future, key) -> the request's cancellation handle.
-PyObject* fast_a_get_value(PyObject* self, PyObject* const* args, Py_ssize_t nargs) noexcept {
-    return fast_call<2>(self, args, nargs, "a_get_value(future, key)",
-                        [](NativeClient& c, PyObject* const* a) {
-                            return run_async<BytesOnly>(c, a[0], GetOp{c.key(a[1]), false, {}});
-                        });
-}
-
-template <PyObject* (*F)(PyObject*, PyObject* const*, Py_ssize_t) noexcept>
-constexpr PyCFunction as_pycfunction() noexcept {
-    return reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(F));
+/// arith(incr, key, delta, noreply, initial, exptime) -> the new value or None.
+py::object py_arith(NativeClient& c, bool incr, py::handle key, std::uint64_t delta, bool noreply,
+                    std::optional<std::uint64_t> initial, std::int64_t exptime) {
+    std::string_view k = c.key(key);
+    if (noreply) {
+        QuietArithOp op{incr, k, delta};
+        c.fire([&](auto h) { op(c, std::move(h)); });
+        return py::none();
+    }
+    return run_sync<std::optional<std::uint64_t>>(c, ArithOp{incr, k, delta, initial, exptime});
 }
 
 PyMethodDef fast_defs[] = {
-    {"get_value", as_pycfunction<fast_get_value>(), METH_FASTCALL,
-     "get_value(key): Client.get's request, bytes or None"},
-    {"a_get_value", as_pycfunction<fast_a_get_value>(), METH_FASTCALL,
-     "a_get_value(future, key): AsyncClient.get's request, resolving to bytes or None"},
+    {"get_value", fast_pointer<&py_get_value>(), METH_FASTCALL, "Client.get's request"},
+    {"a_get_value", fast_pointer<&py_a_get_value>(), METH_FASTCALL, "AsyncClient.get's request"},
+    {"store", fast_pointer<&py_store>(), METH_FASTCALL, "Client.set's (add's, ...) request"},
+    {"delete", fast_pointer<&py_delete>(), METH_FASTCALL, "Client.delete's request"},
+    {"arith", fast_pointer<&py_arith>(), METH_FASTCALL, "Client.incr's and decr's request"},
 };
 
 /// The fast function `name` (a fast_defs entry) bound to the client `owner` holds.
@@ -1300,7 +1347,7 @@ PYBIND11_MODULE(_native, m) {
              [](NativeClient& c, py::handle key, bool cas) {
                  return run_sync<std::optional<Value>>(c, GetOp{c.key(key), cas, {}});
              })
-        .def("get_value", &NativeClient::get_value)  // Client.get's hot path without a serde
+        .def("get_value", &py_get_value)  // Client.get's hot path without a serde
         .def("gat",
              [](NativeClient& c, py::handle key, std::int64_t exptime, bool cas) {
                  return run_sync<std::optional<Value>>(c, GetOp{c.key(key), cas, exptime});
@@ -1345,31 +1392,13 @@ PYBIND11_MODULE(_native, m) {
                  auto k = c.keys(keys);
                  return run_sync<MultiGetResult>(c, GetMultiOp{&k, false, exptime});
              })
-        .def("store",
-             [](NativeClient& c, int mode, py::handle key, py::handle value, std::int64_t exptime,
-                std::uint32_t flags, std::uint64_t cas, bool noreply) -> py::object {
-                 StoreOp op{store_mode(mode), c.key(key), c.value(value), exptime, flags, cas,
-                            noreply};
-                 if (noreply) {
-                     c.fire([&](auto h) { op(c, std::move(h)); });
-                     return py::none();
-                 }
-                 return run_sync<Status>(c, op);
-             })
+        .def("store", &py_store)
         .def("set_multi",
              [](NativeClient& c, py::handle items, std::int64_t exptime) {
                  auto it = items_of(c, items);
                  return run_sync<MultiWriteResult>(c, SetMultiOp{&it, exptime});
              })
-        .def("delete",
-             [](NativeClient& c, py::handle key, bool noreply) -> py::object {
-                 DeleteOp op{c.key(key), noreply};
-                 if (noreply) {
-                     c.fire([&](auto h) { op(c, std::move(h)); });
-                     return py::none();
-                 }
-                 return run_sync<Status>(c, op);
-             })
+        .def("delete", &py_delete)
         .def("delete_multi",
              [](NativeClient& c, py::handle keys) {
                  auto k = c.keys(keys);
@@ -1389,18 +1418,7 @@ PYBIND11_MODULE(_native, m) {
                  auto k = c.keys(keys);
                  return run_sync<MultiWriteResult>(c, KeysOp{&k, exptime});
              })
-        .def("arith",
-             [](NativeClient& c, bool incr, py::handle key, std::uint64_t delta, bool noreply,
-                std::optional<std::uint64_t> initial, std::int64_t exptime) -> py::object {
-                 std::string_view k = c.key(key);
-                 if (noreply) {
-                     QuietArithOp op{incr, k, delta};
-                     c.fire([&](auto h) { op(c, std::move(h)); });
-                     return py::none();
-                 }
-                 return run_sync<std::optional<std::uint64_t>>(
-                     c, ArithOp{incr, k, delta, initial, exptime});
-             })
+        .def("arith", &py_arith)
         .def("flush_all",
              [](NativeClient& c, std::optional<std::int64_t> delay) {
                  return run_sync<std::vector<NodeResult<Status>>>(c, FlushOp{delay});
@@ -1419,10 +1437,7 @@ PYBIND11_MODULE(_native, m) {
              [](NativeClient& c, py::handle fut, py::handle key, bool cas) {
                  return run_async<std::optional<Value>>(c, fut, GetOp{c.key(key), cas, {}});
              })
-        .def("a_get_value",  // the bytes alone: the hot path of AsyncClient.get without a serde
-             [](NativeClient& c, py::handle fut, py::handle key) {
-                 return run_async<BytesOnly>(c, fut, GetOp{c.key(key), false, {}});
-             })
+        .def("a_get_value", &py_a_get_value)  // AsyncClient.get's hot path without a serde
         .def("fast", &fast_function, py::arg("name"),
              "get_value or a_get_value as a plain function bound to this client (no pybind11 "
              "dispatch)")

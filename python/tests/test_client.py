@@ -333,6 +333,28 @@ def test_get_entry_points_outlive_their_client(shared_memcached):
         get("outlive")
 
 
+def test_fast_entry_points_check_their_arguments(shared_memcached):
+    # set, delete, incr and decr also reach the core through plain C functions; their
+    # arguments are checked as the pybind11 methods check them.
+    c = folsom.Client(shared_memcached.address)
+    assert c.set("fast", b"1", expire="60") is True  # pymemcache accepts an int-like expire
+    assert c.set("fast", b"1", expire=60.0) is True
+    assert c.set("fast", 7) is True and c.get("fast") == b"7"
+    assert c.incr("fast", 2) == 9
+    assert c.decr("fast", 1) == 8
+    for bad in (True, -1, 1 << 64, 1.5, "1"):
+        with pytest.raises(folsom.MemcacheIllegalInputError):
+            c.incr("fast", bad)
+    with pytest.raises(folsom.MemcacheIllegalInputError):
+        c.set("fast", b"1", expire="soon")
+    with pytest.raises(TypeError):
+        c._store(0, "fast", b"1", "not an int", 0, 0, False)
+    with pytest.raises(TypeError):
+        c._delete("fast")
+    assert c.delete("fast") is True and c.delete("fast") is False
+    c.close()
+
+
 def test_errors_are_one_hierarchy(shared_memcached):
     assert issubclass(folsom.MemcacheTimeoutError, TimeoutError)
     assert issubclass(folsom.MemcacheConnectionError, ConnectionError)
