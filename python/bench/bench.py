@@ -7,6 +7,7 @@ thread, system calls included).
 
 Cases:
   get        sequential get of one 64-byte value: CPU us per get
+  set        sequential set of one 64-byte value: CPU us per set (no target: for comparison)
   get_many   get_many of 100 keys (64-byte values): CPU us per key
   asyncio    1,000 concurrent gets: gets per CPU second of folsom.AsyncClient, against a
              pymemcache thread pool (16 threads, a client each) doing the same 1,000 gets
@@ -94,6 +95,21 @@ def bench_get(clients, ops, reps):
     return {name: statistics.median(v) for name, v in samples.items()}
 
 
+def bench_set(clients, ops, reps):
+    value = b"v" * 64
+    samples = {name: [] for name in clients}
+    for _ in range(reps):
+        for name, c in clients.items():
+            set_ = c.set
+
+            def loop():
+                for _ in range(ops):
+                    set_("bench:s", value)
+
+            samples[name].append(cpu_per(loop, ops))
+    return {name: statistics.median(v) for name, v in samples.items()}
+
+
 def bench_get_many(clients, calls, reps):
     keys = ["bench:m%d" % i for i in range(100)]
     first = next(iter(clients.values()))
@@ -173,14 +189,16 @@ def main():
             clients = make_clients(port)
             g = bench_get(clients, a.ops, a.reps)
             m = bench_get_many(clients, a.calls, a.reps)
+            st = bench_set(clients, a.ops, a.reps)
             for c in clients.values():
                 (c.disconnect_all if hasattr(c, "disconnect_all") else c.close)()
             s = bench_asyncio(port, a.rounds, a.reps)
-            runs.append((g, m, s))
-            print("run %d: get %s | get_many/key %s | asyncio %s" % (
+            runs.append((g, m, s, st))
+            print("run %d: get %s | get_many/key %s | asyncio %s | set %s" % (
                 r + 1, {k: round(v * 1e6, 2) for k, v in g.items()},
                 {k: round(v * 1e6, 3) for k, v in m.items()},
-                {k: round(v) for k, v in s.items()}), flush=True)
+                {k: round(v) for k, v in s.items()},
+                {k: round(v * 1e6, 2) for k, v in st.items()}), flush=True)
     finally:
         proc.kill()
         proc.wait()
@@ -199,7 +217,8 @@ def main():
     print("|---|---|---:|---|")
     for i, case, unit, scale in ((0, "sequential get", "us CPU/get", 1e6),
                                  (1, "get_many 100 keys", "us CPU/key", 1e6),
-                                 (2, "asyncio 1,000 concurrent gets", "gets per CPU second", 1)):
+                                 (2, "asyncio 1,000 concurrent gets", "gets per CPU second", 1),
+                                 (3, "sequential set", "us CPU/set", 1e6)):
         for name in runs[0][i]:
             med, vals = col(i, name, scale)
             fmt = "%.0f" if i == 2 else "%.3f"
@@ -221,6 +240,10 @@ def main():
         met = med >= limit if label.endswith(">= 3") else med <= limit
         print("| %s | %.2f | %s | %s |" % (label, med, ", ".join("%.2f" % v for v in vals),
                                            "yes" if met else "**no**"))
+    for name in ("folsom (meta)", "folsom (ascii)"):
+        med, vals = ratio(3, name, "pylibmc")
+        print("| sequential set: %s / pylibmc (no target) | %.2f | %s | - |" % (
+            name, med, ", ".join("%.2f" % v for v in vals)))
     best = {}
     for i in (0, 1):
         best[i] = min(("folsom (meta)", "folsom (ascii)"),
