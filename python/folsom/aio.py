@@ -31,8 +31,12 @@ class AsyncClient(Client):
         self._thread = None
         self._batching = False
         self._fd = self._n.event_fd()
-        # a_get_value as a plain C function: get's request without pybind11's dispatch.
+        # The hot requests as plain C functions, without pybind11's dispatch.
         self._a_get_value = self._n.fast("a_get_value")
+        self._a_get_multi = self._n.fast("a_get_multi")
+        self._a_store = self._n.fast("a_store")
+        self._a_delete = self._n.fast("a_delete")
+        self._a_arith = self._n.fast("a_arith")
 
     # ---- the bridge to the event loop ---------------------------------------------------
 
@@ -132,7 +136,7 @@ class AsyncClient(Client):
             return keys, []
         fut = self._future()
         try:
-            values, err = await self._await(fut, self._n.a_get_multi(fut, keys, cas))
+            values, err = await self._await(fut, self._a_get_multi(fut, keys, cas))
         except _c._exc.MemcacheIllegalInputError:
             raise
         except _c._exc.MemcacheError:
@@ -159,7 +163,7 @@ class AsyncClient(Client):
         value, flags = self._encode(key, value, _c.check_flags(flags))
         noreply = self._noreply(noreply)
         fut = self._future()
-        p = self._n.a_store(fut, mode, key, value, _c.check_expire(expire), flags, cas, noreply)
+        p = self._a_store(fut, mode, key, value, _c.check_expire(expire), flags, cas, noreply)
         if noreply:
             # Quiet: the true outcome (meta, binary) arrives with the connection's barrier; it is
             # not waited for, as pymemcache's noreply does not wait.
@@ -213,7 +217,7 @@ class AsyncClient(Client):
     async def delete(self, key, noreply=None):
         noreply = self._noreply(noreply)
         fut = self._future()
-        p = self._n.a_delete(fut, key, noreply)
+        p = self._a_delete(fut, key, noreply)
         if noreply:
             return True
         return (await self._await(fut, p)) == _c.DELETED
@@ -249,7 +253,7 @@ class AsyncClient(Client):
             initial = _c.check_delta(initial)
         noreply = self._noreply(noreply) if noreply is not False else False
         fut = self._future()
-        p = self._n.a_arith(fut, incr, key, delta, noreply, initial, _c.check_expire(initial_expire))
+        p = self._a_arith(fut, incr, key, delta, noreply, initial, _c.check_expire(initial_expire))
         if noreply:
             return None
         return await self._await(fut, p)

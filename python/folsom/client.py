@@ -49,7 +49,7 @@ class Client:
         self._store = self._n.fast("store")
         self._delete = self._n.fast("delete")
         self._arith = self._n.fast("arith")
-        self._get_dict = self._n.get_multi_dict
+        self._get_dict = self._n.fast("get_multi_dict")
 
     # ---- values -------------------------------------------------------------------------
 

@@ -1123,12 +1123,76 @@ py::object py_arith(NativeClient& c, bool incr, py::handle key, std::uint64_t de
     return run_sync<std::optional<std::uint64_t>>(c, ArithOp{incr, k, delta, initial, exptime});
 }
 
+/// get_multi_dict(keys) -> ({key: bytes} of the hits, errc of the first unanswered key or 0):
+/// Client.get_many without a serde.
+py::object py_get_multi_dict(NativeClient& c, py::handle keys_obj) {
+    py::list keys = py::reinterpret_borrow<py::object>(keys_obj).cast<py::list>();
+    auto k = c.keys(keys);
+    c.check_open();
+    Slot<MultiGetResult> slot;
+    GetMultiOp{&k, false, {}}(c, SyncHandler<MultiGetResult>{&slot, &c.loop()});
+    {
+        py::gil_scoped_release nogil;
+        c.loop().wait([&] { return slot.done; });
+    }
+    if (slot.error) raise_error(slot.error);
+    py::dict out;
+    auto& values = slot.value.values;
+    for (std::size_t i = 0; i < values.size() && i < k.size(); ++i) {
+        if (!values[i]) continue;
+        py::bytes b(values[i]->data.data(), values[i]->data.size());
+        if (PyDict_SetItem(out.ptr(), PyList_GET_ITEM(keys.ptr(), static_cast<Py_ssize_t>(i)),
+                           b.ptr()) != 0)
+            throw py::error_already_set();
+    }
+    int first_error = 0;
+    for (const auto& e : slot.value.errors)
+        if (e) {
+            first_error = errc_index(e);
+            break;
+        }
+    return py::make_tuple(std::move(out), first_error);
+}
+/// a_get_multi(future, keys, cas) -> handle: AsyncClient.get_many.
+py::object py_a_get_multi(NativeClient& c, py::handle fut, py::handle keys, bool cas) {
+    auto k = c.keys(keys);
+    return run_async<MultiGetResult>(c, fut, GetMultiOp{&k, cas, {}});
+}
+/// a_store(future, mode, key, value, exptime, flags, cas, noreply) -> handle: AsyncClient.set...
+py::object py_a_store(NativeClient& c, py::handle fut, int mode, py::handle key, py::handle value,
+                      std::int64_t exptime, std::uint32_t flags, std::uint64_t cas, bool noreply) {
+    return run_async<Status>(
+        c, fut,
+        StoreOp{store_mode(mode), c.key(key), c.value(value), exptime, flags, cas, noreply});
+}
+/// a_delete(future, key, noreply) -> handle: AsyncClient.delete.
+py::object py_a_delete(NativeClient& c, py::handle fut, py::handle key, bool noreply) {
+    return run_async<Status>(c, fut, DeleteOp{c.key(key), noreply});
+}
+/// a_arith(future, incr, key, delta, noreply, initial, exptime) -> handle: AsyncClient.incr/decr.
+py::object py_a_arith(NativeClient& c, py::handle fut, bool incr, py::handle key,
+                      std::uint64_t delta, bool noreply, std::optional<std::uint64_t> initial,
+                      std::int64_t exptime) {
+    std::string_view k = c.key(key);
+    if (noreply) return run_async<Status>(c, fut, QuietArithOp{incr, k, delta});
+    return run_async<std::optional<std::uint64_t>>(c, fut,
+                                                   ArithOp{incr, k, delta, initial, exptime});
+}
+
 PyMethodDef fast_defs[] = {
     {"get_value", fast_pointer<&py_get_value>(), METH_FASTCALL, "Client.get's request"},
     {"a_get_value", fast_pointer<&py_a_get_value>(), METH_FASTCALL, "AsyncClient.get's request"},
     {"store", fast_pointer<&py_store>(), METH_FASTCALL, "Client.set's (add's, ...) request"},
     {"delete", fast_pointer<&py_delete>(), METH_FASTCALL, "Client.delete's request"},
     {"arith", fast_pointer<&py_arith>(), METH_FASTCALL, "Client.incr's and decr's request"},
+    {"get_multi_dict", fast_pointer<&py_get_multi_dict>(), METH_FASTCALL,
+     "Client.get_many's request"},
+    {"a_get_multi", fast_pointer<&py_a_get_multi>(), METH_FASTCALL,
+     "AsyncClient.get_many's request"},
+    {"a_store", fast_pointer<&py_a_store>(), METH_FASTCALL, "AsyncClient.set's (...) request"},
+    {"a_delete", fast_pointer<&py_a_delete>(), METH_FASTCALL, "AsyncClient.delete's request"},
+    {"a_arith", fast_pointer<&py_a_arith>(), METH_FASTCALL,
+     "AsyncClient.incr's and decr's request"},
 };
 
 /// The fast function `name` (a fast_defs entry) bound to the client `owner` holds.
@@ -1357,36 +1421,7 @@ PYBIND11_MODULE(_native, m) {
                  auto k = c.keys(keys);
                  return run_sync<MultiGetResult>(c, GetMultiOp{&k, cas, {}});
              })
-        .def("get_multi_dict",  // {key: bytes} of the hits: get_many's hot path without a serde
-             [](NativeClient& c, py::handle keys_obj) -> py::object {
-                 py::list keys = py::reinterpret_borrow<py::object>(keys_obj).cast<py::list>();
-                 auto k = c.keys(keys);
-                 c.check_open();
-                 Slot<MultiGetResult> slot;
-                 GetMultiOp{&k, false, {}}(c, SyncHandler<MultiGetResult>{&slot, &c.loop()});
-                 {
-                     py::gil_scoped_release nogil;
-                     c.loop().wait([&] { return slot.done; });
-                 }
-                 if (slot.error) raise_error(slot.error);
-                 py::dict out;
-                 auto& values = slot.value.values;
-                 for (std::size_t i = 0; i < values.size() && i < k.size(); ++i) {
-                     if (!values[i]) continue;
-                     py::bytes b(values[i]->data.data(), values[i]->data.size());
-                     if (PyDict_SetItem(out.ptr(),
-                                        PyList_GET_ITEM(keys.ptr(), static_cast<Py_ssize_t>(i)),
-                                        b.ptr()) != 0)
-                         throw py::error_already_set();
-                 }
-                 int first_error = 0;
-                 for (const auto& e : slot.value.errors)
-                     if (e) {
-                         first_error = errc_index(e);
-                         break;
-                     }
-                 return py::make_tuple(std::move(out), first_error);
-             })
+        .def("get_multi_dict", &py_get_multi_dict)
         .def("gat_multi",
              [](NativeClient& c, py::handle keys, std::int64_t exptime) {
                  auto k = c.keys(keys);
@@ -1445,27 +1480,14 @@ PYBIND11_MODULE(_native, m) {
              [](NativeClient& c, py::handle fut, py::handle key, std::int64_t exptime, bool cas) {
                  return run_async<std::optional<Value>>(c, fut, GetOp{c.key(key), cas, exptime});
              })
-        .def("a_get_multi",
-             [](NativeClient& c, py::handle fut, py::handle keys, bool cas) {
-                 auto k = c.keys(keys);
-                 return run_async<MultiGetResult>(c, fut, GetMultiOp{&k, cas, {}});
-             })
-        .def("a_store",
-             [](NativeClient& c, py::handle fut, int mode, py::handle key, py::handle value,
-                std::int64_t exptime, std::uint32_t flags, std::uint64_t cas, bool noreply) {
-                 return run_async<Status>(c, fut,
-                                          StoreOp{store_mode(mode), c.key(key), c.value(value),
-                                                  exptime, flags, cas, noreply});
-             })
+        .def("a_get_multi", &py_a_get_multi)
+        .def("a_store", &py_a_store)
         .def("a_set_multi",
              [](NativeClient& c, py::handle fut, py::handle items, std::int64_t exptime) {
                  auto it = items_of(c, items);
                  return run_async<MultiWriteResult>(c, fut, SetMultiOp{&it, exptime});
              })
-        .def("a_delete",
-             [](NativeClient& c, py::handle fut, py::handle key, bool noreply) {
-                 return run_async<Status>(c, fut, DeleteOp{c.key(key), noreply});
-             })
+        .def("a_delete", &py_a_delete)
         .def("a_delete_multi",
              [](NativeClient& c, py::handle fut, py::handle keys) {
                  auto k = c.keys(keys);
@@ -1481,14 +1503,7 @@ PYBIND11_MODULE(_native, m) {
                  auto k = c.keys(keys);
                  return run_async<MultiWriteResult>(c, fut, KeysOp{&k, exptime});
              })
-        .def("a_arith",
-             [](NativeClient& c, py::handle fut, bool incr, py::handle key, std::uint64_t delta,
-                bool noreply, std::optional<std::uint64_t> initial, std::int64_t exptime) {
-                 std::string_view k = c.key(key);
-                 if (noreply) return run_async<Status>(c, fut, QuietArithOp{incr, k, delta});
-                 return run_async<std::optional<std::uint64_t>>(
-                     c, fut, ArithOp{incr, k, delta, initial, exptime});
-             })
+        .def("a_arith", &py_a_arith)
         .def("a_flush_all",
              [](NativeClient& c, py::handle fut, std::optional<std::int64_t> delay) {
                  return run_async<std::vector<NodeResult<Status>>>(c, fut, FlushOp{delay});
