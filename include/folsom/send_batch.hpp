@@ -42,4 +42,26 @@ class SendBatch {
     static bool active() noexcept;
 };
 
+/// Marks this thread, while it lives, as the only one that may run the io_context of every
+/// connection it starts requests on: the thread that drives a caller-driven io_context
+/// (run_one()/poll() from the thread that waits), with no other thread running it meanwhile.
+/// A request started here (outside a SendBatch, which still holds) is then written at once, on
+/// this thread, instead of by a flush posted to the io_context: no scheduler turn, and none of
+/// the zero-timeout epoll_wait Asio makes before it runs a posted handler. Never with an
+/// io_context that another thread runs: the write would race that thread's.
+class WriteHere {
+  public:
+    /// Marks the thread when `on` (nestable; an unmarked guard does nothing).
+    explicit WriteHere(bool on = true) noexcept;
+    ~WriteHere();
+    WriteHere(const WriteHere&) = delete;
+    WriteHere& operator=(const WriteHere&) = delete;
+
+    /// True while a WriteHere marks this thread.
+    static bool active() noexcept;
+
+  private:
+    bool on_;
+};
+
 }  // namespace folsom

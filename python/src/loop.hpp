@@ -36,6 +36,38 @@ class Loop {
     /// thread, between handlers); whatever makes it true must do so through notify().
     /// A SendBatch open on this thread (an AsyncClient's, on the asyncio loop's thread) would
     /// hold back the request being waited for: it is sent first.
+    /// Caller-driven, with no thread driving: makes this thread the driver and returns true.
+    /// The request it starts next is then written on this thread (under a folsom::WriteHere),
+    /// without a flush posted to the loop and Asio's zero-timeout epoll_wait before it, and its
+    /// wait(done, true) drives at once. The caller must end the lead: wait(done, true), or
+    /// end_lead() if it does not wait. Threaded, or another thread driving: false.
+    bool try_lead() {
+        if (threaded_) return false;
+        std::lock_guard lk(m_);
+        if (driving_) return false;
+        driving_ = true;
+        return true;
+    }
+    void end_lead() {
+        {
+            std::lock_guard lk(m_);
+            driving_ = false;
+        }
+        cv_.notify_all();
+    }
+
+    /// As wait(done); `leading`: this thread holds the lead try_lead() gave it, and drives.
+    template <class Pred>
+    void wait(Pred done, bool leading) {
+        if (!leading) {
+            wait(done);
+            return;
+        }
+        SendBatch::send_held();
+        drive_until(done);
+        end_lead();  // a follower takes over, if its request is still open
+    }
+
     template <class Pred>
     void wait(Pred done) {
         SendBatch::send_held();

@@ -613,14 +613,31 @@ class NativeClient {
 
     // ---- blocking and asynchronous forms ----
 
+    /// Starts a blocking request. On a caller-driven loop no other thread drives, this thread
+    /// takes the lead first, so that the request is written here (folsom::WriteHere: one
+    /// send(2), no posted flush and no zero-timeout epoll_wait before it) and the wait that
+    /// follows drives at once. Returns whether it leads: pass that to Loop::wait.
+    template <class Start>
+    bool start_led(Start&& start) {
+        const bool lead = loop_.try_lead();
+        try {
+            WriteHere here(lead);
+            start();
+        } catch (...) {
+            if (lead) loop_.end_lead();
+            throw;
+        }
+        return lead;
+    }
+
     template <class T, class Start>
     py::object sync(Start&& start) {
         check_open();
         Slot<T> slot;
-        start(SyncHandler<T>{&slot, &loop_});
+        const bool lead = start_led([&] { start(SyncHandler<T>{&slot, &loop_}); });
         {
             py::gil_scoped_release nogil;
-            loop_.wait([&] { return slot.done; });
+            loop_.wait([&] { return slot.done; }, lead);
         }
         if (slot.error) raise_error(slot.error);
         return convert(std::move(slot.value));
@@ -644,10 +661,12 @@ class NativeClient {
         check_open();
         std::string_view k = this->key(key);
         Slot<std::optional<Value>> slot;
-        client_.get(k, SyncHandler<std::optional<Value>>{&slot, &loop_});
+        const bool lead = start_led([&] {
+            client_.get(k, SyncHandler<std::optional<Value>>{&slot, &loop_});
+        });
         {
             py::gil_scoped_release nogil;
-            loop_.wait([&] { return slot.done; });
+            loop_.wait([&] { return slot.done; }, lead);
         }
         if (slot.error) raise_error(slot.error);
         if (!slot.value) return py::none();
@@ -1130,10 +1149,12 @@ py::object py_get_multi_dict(NativeClient& c, py::handle keys_obj) {
     auto k = c.keys(keys);
     c.check_open();
     Slot<MultiGetResult> slot;
-    GetMultiOp{&k, false, {}}(c, SyncHandler<MultiGetResult>{&slot, &c.loop()});
+    const bool lead = c.start_led([&] {
+        GetMultiOp{&k, false, {}}(c, SyncHandler<MultiGetResult>{&slot, &c.loop()});
+    });
     {
         py::gil_scoped_release nogil;
-        c.loop().wait([&] { return slot.done; });
+        c.loop().wait([&] { return slot.done; }, lead);
     }
     if (slot.error) raise_error(slot.error);
     py::dict out;

@@ -3,6 +3,7 @@
 #include "folsom/detail/observe.hpp"
 #include "folsom/detail/request_memory.hpp"
 #include "folsom/error.hpp"
+#include "folsom/send_batch.hpp"
 
 #include "net/self_connection.hpp"
 #include "net/send_batch.hpp"
@@ -256,7 +257,12 @@ void Connection::submit(detail::Operation& op, std::uint32_t part, const detail:
         op.on_complete(part, detail::failure(ec));
         return;
     }
-    if (need_flush && !hold_flush(*this)) post_flush();
+    if (!need_flush || hold_flush(*this)) return;
+    // The thread that is the io_context's only runner writes now (see WriteHere).
+    if (WriteHere::active())
+        flush();
+    else
+        post_flush();
 }
 
 void Connection::post_flush() {

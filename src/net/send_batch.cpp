@@ -19,6 +19,7 @@ struct HeldFlushes {
 };
 
 thread_local HeldFlushes t_held;
+thread_local int t_write_here = 0;
 
 }  // namespace
 
@@ -40,6 +41,18 @@ void SendBatch::send_held() noexcept {
     for (auto& w : held)
         if (auto c = w.lock()) c->post_flush();
     held.clear();
+}
+
+WriteHere::WriteHere(bool on) noexcept : on_(on) {
+    if (on_) ++t_write_here;
+}
+
+WriteHere::~WriteHere() {
+    if (on_) --t_write_here;
+}
+
+bool WriteHere::active() noexcept {
+    return t_write_here > 0;
 }
 
 namespace net {
