@@ -17,6 +17,7 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -235,6 +236,57 @@ TEST_P(SendBatchTest, AClientGoneBeforeTheBatchEndsCompletesItsRequestsOnce) {
     for (std::size_t i = 0; i < 5; ++i) {
         EXPECT_EQ(c.times[i].load(), 1) << "request " << i;
         EXPECT_FALSE(c.hits[i].load()) << "request " << i;
+    }
+}
+
+TEST_P(SendBatchTest, WriteHereWritesOnTheThreadThatStartsTheRequest) {
+    // A caller-driven io_context: nothing runs it but this thread.
+    MemcachedServer server;
+    asio::io_context io;
+    auto client = folsom::Client::connect(io, options({server.address()}));
+    auto run_until = [&](const std::function<bool()>& done) {
+        const auto deadline = std::chrono::steady_clock::now() + 10s;
+        while (!done() && std::chrono::steady_clock::now() < deadline)
+            io.run_one_for(10ms);
+        return done();
+    };
+    int stored = 0;
+    client.set("k0", "v0", 0s, [&](std::error_code ec, Status s) {
+        EXPECT_FALSE(ec);
+        EXPECT_EQ(s, Status::stored);
+        ++stored;
+    });
+    ASSERT_TRUE(run_until([&] { return stored == 1; }));
+    counter_->reset();
+
+    Completions plain(1), here(1);
+    start_gets(client, 1, plain);
+    EXPECT_EQ(counter_->total(), 0u);  // a flush was posted: the loop has not run
+    ASSERT_TRUE(run_until([&] { return plain.total.load() == 1; }));
+    expect_each_once_and_hit(plain);
+    counter_->reset();
+    {
+        folsom::WriteHere write_here;
+        EXPECT_TRUE(folsom::WriteHere::active());
+        start_gets(client, 1, here);
+        EXPECT_EQ(counter_->total(), 1u);  // written before the loop ran
+        EXPECT_EQ(here.total.load(), 0u);  // (its reply is read by the loop)
+        {
+            SendBatch batch;  // a batch still holds
+            Completions held(1);
+            start_gets(client, 1, held);
+            EXPECT_EQ(counter_->total(), 1u);
+            batch.send_held();
+            ASSERT_TRUE(run_until([&] { return held.total.load() == 1; }));
+            expect_each_once_and_hit(held);
+        }
+    }
+    EXPECT_FALSE(folsom::WriteHere::active());
+    ASSERT_TRUE(run_until([&] { return here.total.load() == 1; }));
+    expect_each_once_and_hit(here);
+    {
+        folsom::WriteHere off(false);  // an unmarked guard does nothing
+        EXPECT_FALSE(folsom::WriteHere::active());
     }
 }
 
