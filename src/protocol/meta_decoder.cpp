@@ -60,17 +60,19 @@ Problem parse_flags(std::string_view line, std::size_t pos, Reply& r) noexcept {
             ++pos;
             continue;
         }
-        std::size_t end = line.find(' ', pos);
-        if (end == std::string_view::npos) end = line.size();
+        // One pass finds the token's end and checks its bytes (is_token's rule: a space ends
+        // it, any other control byte is an error).
+        std::size_t end = pos;
+        bool control = false;
+        for (; end < line.size(); ++end) {
+            const auto u = static_cast<unsigned char>(line[end]);
+            if (u == ' ') break;
+            control = control || u < 0x20 || u == 0x7f;
+        }
         const std::string_view tok = line.substr(pos, end - pos);
         const std::string_view arg = tok.substr(1);
-        const Problem bad_token{nullptr, pos, tok.size()};
-        auto problem = [&](const char* reason) {
-            Problem p = bad_token;
-            p.reason = reason;
-            return p;
-        };
-        if (!is_token(tok)) return problem("control character in reply flags");
+        auto problem = [&](const char* reason) { return Problem{reason, pos, tok.size()}; };
+        if (control) return problem("control character in reply flags");
         switch (tok.front()) {
             case 'O':
                 r.opaque = arg;
@@ -132,8 +134,6 @@ Problem parse_flags(std::string_view line, std::size_t pos, Reply& r) noexcept {
     }
     return {};
 }
-
-constexpr std::string_view two_letter_codes[] = {"VA", "HD", "EN", "NF", "NS", "EX", "MN", "ME"};
 
 }  // namespace
 
@@ -225,31 +225,63 @@ ParseResult Decoder::parse(std::string_view input, Reply& out) noexcept {
 ParseResult Decoder::parse_line(std::string_view input, std::size_t line_end, Reply& out) noexcept {
     const std::string_view line = input.substr(0, line_end);
     const std::size_t consumed = line_end + 2;
-    std::size_t sp = line.find(' ');
-    if (sp == std::string_view::npos) sp = line.size();
-    const std::string_view code = line.substr(0, sp);
-    const std::size_t rest = sp < line.size() ? sp + 1 : line.size();
 
-    // Error replies carry free text, not flags.
-    const auto text_reply = [&](ReplyKind kind) {
-        out = Reply{};
-        out.kind = kind;
-        out.data = line.substr(rest);
-        return ParseResult{ParseState::complete, consumed, 0};
-    };
-    if (code == "ERROR") return text_reply(ReplyKind::error);
-    if (code == "CLIENT_ERROR") return text_reply(ReplyKind::client_error);
-    if (code == "SERVER_ERROR") return text_reply(ReplyKind::server_error);
+    // The two-letter codes (every reply but the errors) are told apart by their two bytes.
+    ReplyKind kind = ReplyKind::noop;
+    bool known = line.size() >= 2 && (line.size() == 2 || line[2] == ' ');
+    if (known) {
+        switch ((static_cast<unsigned>(static_cast<unsigned char>(line[0])) << 8) |
+                static_cast<unsigned char>(line[1])) {
+            case ('V' << 8) | 'A':
+                kind = ReplyKind::value;
+                break;
+            case ('H' << 8) | 'D':
+                kind = ReplyKind::hit;
+                break;
+            case ('E' << 8) | 'N':
+                kind = ReplyKind::miss;
+                break;
+            case ('E' << 8) | 'X':
+                kind = ReplyKind::exists;
+                break;
+            case ('N' << 8) | 'F':
+                kind = ReplyKind::not_found;
+                break;
+            case ('N' << 8) | 'S':
+                kind = ReplyKind::not_stored;
+                break;
+            case ('M' << 8) | 'N':
+                kind = ReplyKind::noop;
+                break;
+            case ('M' << 8) | 'E':
+                kind = ReplyKind::debug;
+                break;
+            default:
+                known = false;
+        }
+    }
+    const std::size_t rest = line.size() > 2 ? 3 : 2;
+    if (!known) {
+        std::size_t sp = line.find(' ');
+        if (sp == std::string_view::npos) sp = line.size();
+        const std::string_view code = line.substr(0, sp);
+        // Error replies carry free text, not flags.
+        const auto text_reply = [&](ReplyKind k) {
+            out = Reply{};
+            out.kind = k;
+            out.data = line.substr(sp < line.size() ? sp + 1 : line.size());
+            return ParseResult{ParseState::complete, consumed, 0};
+        };
+        if (code == "ERROR") return text_reply(ReplyKind::error);
+        if (code == "CLIENT_ERROR") return text_reply(ReplyKind::client_error);
+        if (code == "SERVER_ERROR") return text_reply(ReplyKind::server_error);
+        return fail("unknown reply code", input, 0, line.size());
+    }
 
-    bool known = false;
-    for (auto c : two_letter_codes)
-        known = known || code == c;
-    if (!known) return fail("unknown reply code", input, 0, line.size());
-
-    Reply r;
+    out = Reply{};
     std::size_t flags_from = rest;
     std::uint64_t value_size = 0;
-    if (code == "VA") {
+    if (kind == ReplyKind::value) {
         std::size_t end = line.find(' ', rest);
         if (end == std::string_view::npos) end = line.size();
         const std::string_view size_tok = line.substr(rest, end - rest);
@@ -258,53 +290,40 @@ ParseResult Decoder::parse_line(std::string_view input, std::size_t line_end, Re
         if (value_size > limits_.max_value_size)
             return fail("value size over limit", input, rest, size_tok.size());
         flags_from = end;
-    } else if (code == "ME") {
+    } else if (kind == ReplyKind::debug) {
         std::size_t end = line.find(' ', rest);
         if (end == std::string_view::npos) end = line.size();
         const std::string_view key = line.substr(rest, end - rest);
         if (key.empty() || key.size() > max_key_length || !is_token(key))
             return fail("bad key in ME reply", input, rest, key.size());
-        out = Reply{};
         out.kind = ReplyKind::debug;
         out.key = key;
         out.data = line.substr(end < line.size() ? end + 1 : end);
         return {ParseState::complete, consumed, 0};
     }
 
-    if (const Problem p = parse_flags(line, flags_from, r); p.reason)
+    if (const Problem p = parse_flags(line, flags_from, out); p.reason)
         return fail(p.reason, input, p.offset, p.length);
+    out.kind = kind;
+    if (kind != ReplyKind::value) return {ParseState::complete, consumed, 0};
 
-    switch (code[0]) {
-        case 'H':
-            r.kind = ReplyKind::hit;
-            break;
-        case 'E':
-            r.kind = code[1] == 'N' ? ReplyKind::miss : ReplyKind::exists;
-            break;
-        case 'N':
-            r.kind = code[1] == 'F' ? ReplyKind::not_found : ReplyKind::not_stored;
-            break;
-        case 'M':
-            r.kind = ReplyKind::noop;
-            break;
-        default:
-            r.kind = ReplyKind::value;
-            break;
+    const std::size_t size = static_cast<std::size_t>(value_size);
+    const std::size_t total = consumed + size + 2;
+    if (input.size() >= total) {  // the usual case: the data block is here already
+        if (input[consumed + size] != '\r' || input[consumed + size + 1] != '\n')
+            return fail("data block not terminated by \\r\\n", input, consumed + size, 2);
+        out.data = input.substr(consumed, size);
+        return {ParseState::complete, total, 0};
     }
-    if (r.kind != ReplyKind::value) {
-        out = r;
-        return {ParseState::complete, consumed, 0};
-    }
-
     // Remember the header so that waiting for a large data block never re-parses it.
     have_header_ = true;
     header_size_ = consumed;
-    value_size_ = static_cast<std::size_t>(value_size);
-    header_ = r;
-    key_offset_ = r.key.empty() ? 0 : static_cast<std::size_t>(r.key.data() - input.data());
+    value_size_ = size;
+    header_ = out;
+    key_offset_ = out.key.empty() ? 0 : static_cast<std::size_t>(out.key.data() - input.data());
     opaque_offset_ =
-        r.opaque.empty() ? 0 : static_cast<std::size_t>(r.opaque.data() - input.data());
-    return finish_value(input, out);
+        out.opaque.empty() ? 0 : static_cast<std::size_t>(out.opaque.data() - input.data());
+    return {ParseState::need_more, 0, total - input.size()};
 }
 
 ParseResult Decoder::finish_value(std::string_view input, Reply& out) noexcept {
