@@ -3,7 +3,9 @@
 // (the default for the blocking Client): the first waiter drives the loop until its own request
 // is done, the others sleep until theirs is done or the loop is free to drive (leader/follower).
 // A caller-driven loop costs a sequential get no thread hand-off: the request is written, its
-// reply read and its handler run on the thread that asked, as libmemcached does.
+// reply read and its handler run on the thread that asked, as libmemcached does. A blocking
+// request takes the lead (try_lead()) before it starts, so that it is written at once under a
+// folsom::WriteHere rather than by a flush posted to the loop.
 //
 // Nothing here touches Python: handlers run without the GIL.
 #pragma once
@@ -32,10 +34,6 @@ class Loop {
     asio::io_context& io() noexcept { return io_; }
     bool threaded() const noexcept { return threaded_; }
 
-    /// Blocks until `done()` is true. `done` is read under the loop's mutex (and, on a driving
-    /// thread, between handlers); whatever makes it true must do so through notify().
-    /// A SendBatch open on this thread (an AsyncClient's, on the asyncio loop's thread) would
-    /// hold back the request being waited for: it is sent first.
     /// Caller-driven, with no thread driving: makes this thread the driver and returns true.
     /// The request it starts next is then written on this thread (under a folsom::WriteHere),
     /// without a flush posted to the loop and Asio's zero-timeout epoll_wait before it, and its
@@ -68,6 +66,10 @@ class Loop {
         end_lead();  // a follower takes over, if its request is still open
     }
 
+    /// Blocks until `done()` is true. `done` is read under the loop's mutex (and, on a driving
+    /// thread, between handlers); whatever makes it true must do so through notify().
+    /// A SendBatch open on this thread (an AsyncClient's, on the asyncio loop's thread) would
+    /// hold back the request being waited for: it is sent first.
     template <class Pred>
     void wait(Pred done) {
         SendBatch::send_held();
