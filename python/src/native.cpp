@@ -778,7 +778,7 @@ class NativeClient {
     /// once, is called with the future as its first argument (a vectorcall), where a method
     /// call would look the name up in the type on every completion.
     PyObject* set_result(py::handle fut, py::handle r, const py::str& name) {
-        if (Py_TYPE(fut.ptr()) != future_type_) {
+        if (reinterpret_cast<PyObject*>(Py_TYPE(fut.ptr())) != future_type_.ptr()) {
             PyObject* m =
                 PyObject_GetAttr(reinterpret_cast<PyObject*>(Py_TYPE(fut.ptr())), name.ptr());
             if (!m) return nullptr;
@@ -787,9 +787,8 @@ class NativeClient {
                 return PyObject_CallMethodOneArg(fut.ptr(), name.ptr(), r.ptr());
             }
             future_set_result_ = py::reinterpret_steal<py::object>(m);
-            future_type_holder_ =
+            future_type_ =
                 py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(Py_TYPE(fut.ptr())));
-            future_type_ = Py_TYPE(fut.ptr());
         }
         PyObject* args[2] = {fut.ptr(), r.ptr()};
         return PyObject_Vectorcall(future_set_result_.ptr(), args, 2, nullptr);
@@ -840,8 +839,7 @@ class NativeClient {
     std::unique_ptr<Completions> completions_;
     std::vector<OpRef> drained_;  // drain()'s batch (loop thread, GIL held)
     // The type of the futures drain() resolves and its set_result (see set_result()).
-    PyTypeObject* future_type_ = nullptr;
-    py::object future_type_holder_;
+    py::object future_type_;
     py::object future_set_result_;
     bool closed_ = false;
     std::size_t noreply_failures_ = 0;  // under the loop's mutex
