@@ -144,6 +144,22 @@ std::vector<std::error_code> MultiGetPlan::key_errors(std::error_code& ec) const
     return errors;
 }
 
+void MultiGetCollector::store(std::uint32_t part, std::uint32_t i, const ValueView& v) {
+    auto& slot = values_[i];
+    if (slot) return;
+    Region& r = regions_[part];
+    const std::size_t n = v.data.size();
+    if (static_cast<std::size_t>(r.end - r.next) < n || !r.next) make_room(part, n);
+    if (n != 0) std::memcpy(r.next, v.data.data(), n);
+    slot.emplace(ValueRef{std::string_view(r.next, n), v.flags, v.cas});
+    r.next += n;
+}
+
+void MultiGetCollector::search_and_store(std::uint32_t part, const ValueView& v) {
+    const std::uint32_t i = find_in_part(part, v.key);
+    if (i != no_key) store(part, i, v);
+}
+
 void MultiGetCollector::make_room(std::uint32_t part, std::size_t n) {
     Region& r = regions_[part];
     if (!r.next) {

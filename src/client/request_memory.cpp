@@ -19,6 +19,7 @@ constexpr std::size_t small_classes = 16;           // 64 .. 1024 bytes
 constexpr std::size_t large_class = small_classes;  // exactly large_request_block bytes
 constexpr std::size_t size_classes = small_classes + 1;
 constexpr std::size_t no_class = size_classes;  // any other size: straight to the heap
+static_assert(small_classes * granule == small_request_limit);
 
 /// Blocks moved to or from the depot at once, and batches the depot keeps, per size: 2048
 /// blocks of each small size (2 MiB for the largest), 64 plan blocks (512 KiB).

@@ -1,5 +1,6 @@
 // Memory for the objects a request lives in while in flight: its operation (AsyncOp,
-// GetViewOp), the decorators' shims (retry, key prefix), and a multi-get plan's first block.
+// GetViewOp), the decorators' shims (retry, key prefix), a multi-get plan's first block, and
+// the buffer an owning multi-get's values are copied into (SharedBuffer).
 // Internal.
 //
 // Blocks are recycled through a cache per thread and a depot shared by all threads, so that
@@ -10,11 +11,11 @@
 //   - requests made on the caller's threads and freed on the I/O thread: the freeing
 //     thread's surplus goes to the depot in batches, where the allocating thread takes it.
 // Blocks come in sixteen small sizes (multiples of 64 bytes up to 1 KiB) and one large size,
-// large_request_block (a multi-get plan's first block); other sizes go to operator new. What
-// is kept is bounded: per thread at most 64 blocks of each small size and 8 large ones, in the
-// depot at most 2048 of each small size (2 MiB for the largest) and 64 large ones (512 KiB);
-// the rest is freed. Every block is a plain operator new allocation, so any thread may free
-// any block.
+// large_request_block (a multi-get plan's first block, an owning multi-get's values); other
+// sizes go to operator new. What is kept is bounded: per thread at most 64 blocks of each
+// small size and 8 large ones, in the depot at most 2048 of each small size (2 MiB for the
+// largest) and 64 large ones (512 KiB); the rest is freed. Every block is a plain operator
+// new allocation, so any thread may free any block.
 //
 // Thread-safety: allocate and deallocate may be called from any thread at any time, also
 // while the thread exits (its cache then goes to the depot and later blocks to the heap).
@@ -25,7 +26,10 @@
 
 namespace folsom::detail {
 
-/// The one size above 1 KiB that is recycled: the first block of a multi-get plan's tables.
+/// The small sizes go up to this many bytes.
+inline constexpr std::size_t small_request_limit = 1024;
+/// The one size above them that is recycled: the first block of a multi-get plan's tables,
+/// and an owning multi-get's values when they fit.
 inline constexpr std::size_t large_request_block = 8 * 1024;
 
 /// A block of at least `size` bytes (size > 0), aligned for any standard type.
