@@ -32,7 +32,7 @@ class AsyncClient(Client):
         self._batching = False
         self._fd = self._n.event_fd()
         # The hot requests as plain C functions, without pybind11's dispatch.
-        self._a_get_value = self._n.fast("a_get_value")
+        self._a_get_waiter = self._n.fast("a_get_waiter")
         self._a_get_multi = self._n.fast("a_get_multi")
         self._a_store = self._n.fast("a_store")
         self._a_delete = self._n.fast("a_delete")
@@ -65,7 +65,9 @@ class AsyncClient(Client):
         if loop is not self._loop:
             if self._loop is not None:
                 raise RuntimeError("this AsyncClient is bound to another event loop")
-            loop.add_reader(self._fd, self._n.drain)
+            # drain(True): completions wake their tasks at once (see _native.Waiter).
+            self._n.set_loop(loop, self._n)
+            loop.add_reader(self._fd, self._n.drain, True)
             self._loop = loop
         self._thread = _get_ident()
 
@@ -92,10 +94,20 @@ class AsyncClient(Client):
         # per request.
         if _get_ident() != self._thread or not self._batching:
             self._open_turn()
+        if self._serde is None:
+            # The reply is the value's bytes alone (or None), awaited through a Waiter: its
+            # completion wakes this task at once, and cancelling the task cancels it.
+            try:
+                v = await self._a_get_waiter(key)
+            except _c._exc.MemcacheIllegalInputError:
+                raise
+            except _c._exc.MemcacheError:
+                if self.ignore_exc:
+                    return default
+                raise
+            return default if v is None else v
         fut = self._loop.create_future()
-        # Without a serde the reply is the value's bytes alone (or None): no tuple to build.
-        pending = (self._a_get_value(fut, key) if self._serde is None
-                   else self._n.a_get(fut, key, False))
+        pending = self._n.a_get(fut, key, False)
         try:
             v = await fut
         except _CancelledError:
@@ -109,7 +121,7 @@ class AsyncClient(Client):
             raise
         if v is None:
             return default
-        return v if self._serde is None else self._decode(key, v)
+        return self._decode(key, v)
 
     async def gets(self, key, default=None, cas_default=None):
         fut = self._future()

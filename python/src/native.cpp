@@ -2,9 +2,10 @@
 //
 // Every operation exists twice: blocking (the GIL released while the request is in flight) and
 // asynchronous (a_* methods take an asyncio future and return a handle that cancel() takes to
-// cancel the request). Asynchronous completions arrive on the I/O thread, which queues them and
-// writes the client's eventfd only when the queue goes from empty to non-empty; the asyncio
-// loop's reader then calls drain(), which resolves every queued future: one wake-up per batch.
+// cancel the request; a_get_waiter returns a Waiter, waiter.hpp, which is its own handle).
+// Asynchronous completions arrive on the I/O thread, which queues them and writes the client's
+// eventfd only when the queue goes from empty to non-empty; the asyncio loop's reader then
+// calls drain(), which resolves every queued future and Waiter: one wake-up per batch.
 //
 // Results are handed to Python as plain values (the pure-Python package gives them pymemcache's
 // meaning): a value is (bytes, flags, cas), a Status its integer, a multi-key result a list.
@@ -19,6 +20,7 @@
 #include "folsom/send_batch.hpp"
 
 #include "loop.hpp"
+#include "waiter.hpp"
 
 #include <asio/bind_cancellation_slot.hpp>
 #include <asio/cancellation_signal.hpp>
@@ -294,7 +296,7 @@ class NativeClient;
 /// drain() with the GIL), its cancellation signal, and its result once complete. Shared by the
 /// handler (then the completion queue) and Python's handle, through an intrusive count: one
 /// allocation per request, where a shared_ptr in a capsule took two.
-struct AsyncOpBase {
+struct AsyncOpBase : python::WaitedRequest {
     virtual ~AsyncOpBase() = default;
     /// The result as the Python value the future is resolved with (GIL held).
     virtual py::object result() = 0;
@@ -304,9 +306,15 @@ struct AsyncOpBase {
         if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
     }
 
-    PyObject* future = nullptr;
+    /// A Waiter's cancel(): the signal is emitted on the I/O thread, where the request
+    /// installs and clears its slot (as NativeClient::cancel does for a future's request).
+    void cancel_request() noexcept override;
+    void drop_waiter_reference() noexcept override { release(); }
+
+    PyObject* future = nullptr;  // an asyncio future, or a Waiter
     std::error_code error;
     asio::cancellation_signal signal;
+    asio::io_context* io = nullptr;  // (set for a Waiter's request)
     std::atomic<int> refs{1};
 };
 
@@ -342,6 +350,15 @@ class OpRef {
   private:
     AsyncOpBase* op_ = nullptr;
 };
+
+void AsyncOpBase::cancel_request() noexcept {
+    if (!io) return;
+    add_ref();
+    try {
+        asio::post(*io, [op = OpRef(this)] { op->signal.emit(asio::cancellation_type::terminal); });
+    } catch (...) {  // (out of memory: the request is left to complete on its own)
+    }
+}
 
 /// The completion queue between the I/O thread and the asyncio loop.
 class Completions {
@@ -402,8 +419,8 @@ class Completions {
 
 /// Python's handle on an asynchronous request: a capsule holding a strong reference to its op,
 /// handed to NativeClient::cancel() when the awaiting task is cancelled. A capsule rather than a
-/// bound class (callgrind, per asyncio get): a_get_value went from 3,880 to 2,445 instructions
-/// with it, and the pybind11 instance's deallocation (~960) went away.
+/// bound class (callgrind, per asyncio get): AsyncClient.get's request went from 3,880 to
+/// 2,445 instructions with it, and the pybind11 instance's deallocation (~960) went away.
 constexpr const char* pending_name = "folsom.pending";
 
 py::object pending_handle(OpRef op) {
@@ -656,6 +673,33 @@ class NativeClient {
         return pending_handle(std::move(op));
     }
 
+    /// As async(), with a Waiter of the bound loop (set_loop()) in place of a future: the
+    /// Waiter is returned, and cancelling it cancels the request.
+    template <class T, class Start>
+    py::object waiter(Start&& start) {
+        check_open();
+        if (!loop_.threaded())
+            throw std::logic_error("asynchronous requests need a client with an I/O thread");
+        if (!event_loop_ || !self_) throw std::logic_error("no event loop bound (set_loop)");
+        Completions& q = completions();
+        OpRef op(new AsyncOp<T>());
+        op->io = &loop_.io();
+        auto slot = op->signal.slot();
+        PyObject* w = python::new_waiter(event_loop_.ptr(), op.ref().release(), self_);
+        if (!w) throw py::error_already_set();
+        py::object waiter = py::reinterpret_steal<py::object>(w);
+        op->future = Py_NewRef(w);
+        start(asio::bind_cancellation_slot(slot, AsyncHandler<T>{std::move(op), &q}));
+        return waiter;
+    }
+
+    /// The event loop Waiters belong to, and the client's own Python object (which a Waiter
+    /// keeps alive while it may cancel its request).
+    void set_loop(py::object loop, py::handle self) {
+        event_loop_ = std::move(loop);
+        self_ = self.ptr();
+    }
+
     /// The value of `key` as bytes (None on a miss): Client.get without a serde.
     py::object get_value(py::handle key) {
         check_open();
@@ -726,8 +770,9 @@ class NativeClient {
     }
 
     /// Resolves every queued future (GIL held, on the asyncio loop's thread). Returns how
-    /// many completions it handled.
-    std::size_t drain() {
+    /// many completions it handled. `from_reader`: called as the loop's reader callback, not
+    /// from a task, so that a Waiter's task is woken at once instead of on a later turn.
+    std::size_t drain(bool from_reader = false) {
         if (!completions_) return 0;
         // The batch vector is borrowed from the member (its capacity reused from batch to
         // batch), so that a drain() reentered from Python code finds its own.
@@ -737,8 +782,19 @@ class NativeClient {
         static py::str done_name("done");
         static py::str set_result_name("set_result");
         static py::str set_exception_name("set_exception");
+        PyObject* fatal[3] = {nullptr, nullptr, nullptr};  // a callback's KeyboardInterrupt
         for (auto& op : ops) {
             py::handle fut(op->future);
+            if (python::is_waiter(fut.ptr())) {
+                if (complete(fut.ptr(), *op, from_reader) < 0) {
+                    if (!fatal[0])
+                        PyErr_Fetch(&fatal[0], &fatal[1], &fatal[2]);
+                    else
+                        PyErr_WriteUnraisable(fut.ptr());
+                }
+                release_future(*op);
+                continue;
+            }
             try {
                 // A future is done before its completion only when it was cancelled: rare, so
                 // set_result is called without asking done() first, and the refusal of a
@@ -771,7 +827,26 @@ class NativeClient {
         const std::size_t n = ops.size();
         ops.clear();  // the ops go; the vector's capacity stays for the next batch
         if (ops.capacity() > drained_.capacity()) drained_.swap(ops);
+        if (fatal[0]) {  // every completion was delivered: now the interrupt goes on
+            PyErr_Restore(fatal[0], fatal[1], fatal[2]);
+            throw py::error_already_set();
+        }
         return n;
+    }
+
+    /// Completes a Waiter with its op's outcome: 1 done, 0 it was cancelled, -1 a callback
+    /// raised KeyboardInterrupt or SystemExit (set).
+    static int complete(PyObject* waiter, AsyncOpBase& op, bool run_now) {
+        try {
+            if (op.error) {
+                py::object e = make_exception(op.error);
+                return python::complete_waiter(waiter, nullptr, e.ptr(), run_now);
+            }
+            py::object r = op.result();
+            return python::complete_waiter(waiter, r.ptr(), nullptr, run_now);
+        } catch (py::error_already_set& e) {  // a conversion failure: the Waiter raises it
+            return python::complete_waiter(waiter, nullptr, e.value().ptr(), run_now);
+        }
     }
 
     /// fut.set_result(r). The futures of one loop are of one type: its set_result, looked up
@@ -838,6 +913,8 @@ class NativeClient {
     std::optional<QuietClient> quiet_;
     std::unique_ptr<Completions> completions_;
     std::vector<OpRef> drained_;  // drain()'s batch (loop thread, GIL held)
+    py::object event_loop_;       // the loop Waiters belong to (set_loop)
+    PyObject* self_ = nullptr;    // this client's Python object (borrowed: it owns this)
     // The type of the futures drain() resolves and its set_result (see set_result()).
     py::object future_type_;
     py::object future_set_result_;
@@ -1104,9 +1181,10 @@ constexpr PyCFunction fast_pointer() noexcept {
 py::object py_get_value(NativeClient& c, py::handle key) {
     return c.get_value(key);
 }
-/// a_get_value(future, key) -> the request's cancellation handle: AsyncClient.get.
-py::object py_a_get_value(NativeClient& c, py::handle fut, py::handle key) {
-    return run_async<BytesOnly>(c, fut, GetOp{c.key(key), false, {}});
+/// a_get_waiter(key) -> a Waiter that awaits the value (AsyncClient.get without a serde).
+py::object py_a_get_waiter(NativeClient& c, py::handle key) {
+    GetOp op{c.key(key), false, {}};  // (a bad key raises before anything is made)
+    return c.waiter<BytesOnly>([&](auto h) { op(c, std::move(h)); });
 }
 /// store(mode, key, value, exptime, flags, cas, noreply) -> Status (None when noreply).
 py::object py_store(NativeClient& c, int mode, py::handle key, py::handle value,
@@ -1200,7 +1278,8 @@ py::object py_a_arith(NativeClient& c, py::handle fut, bool incr, py::handle key
 
 PyMethodDef fast_defs[] = {
     {"get_value", fast_pointer<&py_get_value>(), METH_FASTCALL, "Client.get's request"},
-    {"a_get_value", fast_pointer<&py_a_get_value>(), METH_FASTCALL, "AsyncClient.get's request"},
+    {"a_get_waiter", fast_pointer<&py_a_get_waiter>(), METH_FASTCALL,
+     "AsyncClient.get's request, awaited through a Waiter"},
     {"store", fast_pointer<&py_store>(), METH_FASTCALL, "Client.set's (add's, ...) request"},
     {"delete", fast_pointer<&py_delete>(), METH_FASTCALL, "Client.delete's request"},
     {"arith", fast_pointer<&py_arith>(), METH_FASTCALL, "Client.incr's and decr's request"},
@@ -1395,6 +1474,7 @@ PYBIND11_MODULE(_native, m) {
     using namespace folsom;
     using namespace folsom::python;
     m.doc() = "folsom-cpp's client, for the folsom Python package (use folsom.Client)";
+    if (!add_waiter_type(m.ptr())) throw py::error_already_set();
 
     m.def(
         "_set_error_classes",
@@ -1491,10 +1571,9 @@ PYBIND11_MODULE(_native, m) {
              [](NativeClient& c, py::handle fut, py::handle key, bool cas) {
                  return run_async<std::optional<Value>>(c, fut, GetOp{c.key(key), cas, {}});
              })
-        .def("a_get_value", &py_a_get_value)  // AsyncClient.get's hot path without a serde
         .def("fast", &fast_function, py::arg("name"),
-             "get_value or a_get_value as a plain function bound to this client (no pybind11 "
-             "dispatch)")
+             "a hot request (get_value, a_get_waiter, store, ...) as a plain function bound to "
+             "this client (no pybind11 dispatch)")
         .def("a_gat",
              [](NativeClient& c, py::handle fut, py::handle key, std::int64_t exptime, bool cas) {
                  return run_async<std::optional<Value>>(c, fut, GetOp{c.key(key), cas, exptime});
@@ -1537,7 +1616,9 @@ PYBIND11_MODULE(_native, m) {
                  return run_async<std::vector<NodeResult<std::string>>>(c, fut, VersionOp{});
              })
         .def("event_fd", [](NativeClient& c) { return c.completions().fd(); })
-        .def("drain", &NativeClient::drain)
+        .def("drain", &NativeClient::drain, py::arg("from_reader") = false)
+        .def("set_loop", &NativeClient::set_loop)
+        .def("a_get_waiter", &py_a_get_waiter)
         .def("cancel", &NativeClient::cancel)
         .def("wakeups",
              [](NativeClient& c) {
