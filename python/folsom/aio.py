@@ -4,7 +4,11 @@ Requests are started from the event loop's thread and run on the client's I/O th
 completions are queued there and the loop is woken through one eventfd (loop.add_reader), which
 is written only when the queue goes from empty to non-empty: one wake-up per batch of
 completions, however many requests are in flight. Thousands of concurrent ``await c.get(k)``
-are pipelined onto the same connections. Cancelling the awaiting task cancels the request.
+are pipelined onto the same connections. Each request is awaited through a Waiter
+(folsom._native.Waiter), which asyncio treats as a future: the reader callback that takes a
+batch resumes each awaiting task at once, in the task's context, where a future's set_result
+would schedule the wake-up for a later turn of the loop. Cancelling the awaiting task cancels
+the request.
 """
 
 import asyncio
@@ -14,7 +18,6 @@ from . import _common as _c
 from . import _native
 from .client import Client, _stored
 
-_CancelledError = asyncio.CancelledError
 _get_ident = threading.get_ident
 _send_batch_begin = _native.send_batch_begin
 _send_batch_end = _native.send_batch_end
@@ -32,7 +35,7 @@ class AsyncClient(Client):
         self._batching = False
         self._fd = self._n.event_fd()
         # The hot requests as plain C functions, without pybind11's dispatch.
-        self._a_get_waiter = self._n.fast("a_get_waiter")
+        self._a_get_value = self._n.fast("a_get_value")
         self._a_get_multi = self._n.fast("a_get_multi")
         self._a_store = self._n.fast("a_store")
         self._a_delete = self._n.fast("a_delete")
@@ -40,14 +43,14 @@ class AsyncClient(Client):
 
     # ---- the bridge to the event loop ---------------------------------------------------
 
-    def _future(self):
-        """A future of the bound loop for the next request, whose sending joins this turn's
-        batch."""
+    def _turn(self):
+        """Binds the loop and opens this turn's batch, which the next request's sending joins.
+        The request then returns a Waiter (folsom._native.Waiter) to await: its completion
+        wakes the awaiting task at once, and cancelling the task cancels the request."""
         # The thread, not asyncio.get_running_loop(), is checked per request: that call costs
         # a getpid() system call each time (CPython's fork check).
         if _get_ident() != self._thread or not self._batching:
             self._open_turn()
-        return self._loop.create_future()
 
     def _open_turn(self):
         if _get_ident() != self._thread:
@@ -75,13 +78,6 @@ class AsyncClient(Client):
         self._batching = False
         _send_batch_end()
 
-    async def _await(self, fut, pending):
-        try:
-            return await fut
-        except _CancelledError:
-            self._n.cancel(pending)
-            raise
-
     def wakeups(self):
         """(eventfd writes, completions) so far: completions arrive in batches."""
         return self._n.wakeups()
@@ -90,29 +86,13 @@ class AsyncClient(Client):
 
     async def get(self, key, default=None):
         """The value of ``key``, or ``default`` on a miss (or on a failure, with ignore_exc)."""
-        # The hot path: _future() and _await() written out, a call and a coroutine frame less
-        # per request.
+        # The hot path: _turn() written out, a call less per request.
         if _get_ident() != self._thread or not self._batching:
             self._open_turn()
-        if self._serde is None:
-            # The reply is the value's bytes alone (or None), awaited through a Waiter: its
-            # completion wakes this task at once, and cancelling the task cancels it.
-            try:
-                v = await self._a_get_waiter(key)
-            except _c._exc.MemcacheIllegalInputError:
-                raise
-            except _c._exc.MemcacheError:
-                if self.ignore_exc:
-                    return default
-                raise
-            return default if v is None else v
-        fut = self._loop.create_future()
-        pending = self._n.a_get(fut, key, False)
         try:
-            v = await fut
-        except _CancelledError:
-            self._n.cancel(pending)
-            raise
+            # Without a serde the reply is the value's bytes alone (or None): no tuple to build.
+            v = await (self._a_get_value(key) if self._serde is None
+                       else self._n.a_get(key, False))
         except _c._exc.MemcacheIllegalInputError:
             raise
         except _c._exc.MemcacheError:
@@ -121,23 +101,23 @@ class AsyncClient(Client):
             raise
         if v is None:
             return default
-        return self._decode(key, v)
+        return v if self._serde is None else self._decode(key, v)
 
     async def gets(self, key, default=None, cas_default=None):
-        fut = self._future()
-        v = await self._await(fut, self._n.a_get(fut, key, True))
+        self._turn()
+        v = await self._n.a_get(key, True)
         if v is None:
             return default, cas_default
         return self._decode(key, v), v[2]
 
     async def gat(self, key, expire=0, default=None):
-        fut = self._future()
-        v = await self._await(fut, self._n.a_gat(fut, key, _c.check_expire(expire), False))
+        self._turn()
+        v = await self._n.a_gat(key, _c.check_expire(expire), False)
         return default if v is None else self._decode(key, v)
 
     async def gats(self, key, expire=0, default=None, cas_default=None):
-        fut = self._future()
-        v = await self._await(fut, self._n.a_gat(fut, key, _c.check_expire(expire), True))
+        self._turn()
+        v = await self._n.a_gat(key, _c.check_expire(expire), True)
         if v is None:
             return default, cas_default
         return self._decode(key, v), v[2]
@@ -146,9 +126,9 @@ class AsyncClient(Client):
         keys = list(keys)
         if not keys:
             return keys, []
-        fut = self._future()
+        self._turn()
         try:
-            values, err = await self._await(fut, self._a_get_multi(fut, keys, cas))
+            values, err = await self._a_get_multi(keys, cas)
         except _c._exc.MemcacheIllegalInputError:
             raise
         except _c._exc.MemcacheError:
@@ -174,13 +154,13 @@ class AsyncClient(Client):
     async def _astore(self, mode, key, value, expire, noreply, flags, cas=0):
         value, flags = self._encode(key, value, _c.check_flags(flags))
         noreply = self._noreply(noreply)
-        fut = self._future()
-        p = self._a_store(fut, mode, key, value, _c.check_expire(expire), flags, cas, noreply)
+        self._turn()
+        p = self._a_store(mode, key, value, _c.check_expire(expire), flags, cas, noreply)
         if noreply:
             # Quiet: the true outcome (meta, binary) arrives with the connection's barrier; it is
             # not waited for, as pymemcache's noreply does not wait.
             return True
-        return await self._await(fut, p)
+        return await p
 
     async def set(self, key, value, expire=0, noreply=None, flags=None):
         st = await self._astore(_c.SET, key, value, expire, noreply, flags)
@@ -220,43 +200,43 @@ class AsyncClient(Client):
             items.append((k, data, fl))
         if not items:
             return []
-        fut = self._future()
-        results = await self._await(fut, self._n.a_set_multi(fut, items, _c.check_expire(expire)))
+        self._turn()
+        results = await self._n.a_set_multi(items, _c.check_expire(expire))
         return [item[0] for item, (err, st) in zip(items, results) if err or st != _c.STORED]
 
     set_multi = set_many
 
     async def delete(self, key, noreply=None):
         noreply = self._noreply(noreply)
-        fut = self._future()
-        p = self._a_delete(fut, key, noreply)
+        self._turn()
+        p = self._a_delete(key, noreply)
         if noreply:
             return True
-        return (await self._await(fut, p)) == _c.DELETED
+        return (await p) == _c.DELETED
 
     async def delete_many(self, keys, noreply=None):
         keys = list(keys)
         if keys:
-            fut = self._future()
-            await self._await(fut, self._n.a_delete_multi(fut, keys))
+            self._turn()
+            await self._n.a_delete_multi(keys)
         return True
 
     delete_multi = delete_many
 
     async def touch(self, key, expire=0, noreply=None):
         noreply = self._noreply(noreply)
-        fut = self._future()
-        p = self._n.a_touch(fut, key, _c.check_expire(expire), noreply)
+        self._turn()
+        p = self._n.a_touch(key, _c.check_expire(expire), noreply)
         if noreply:
             return True
-        return (await self._await(fut, p)) == _c.TOUCHED
+        return (await p) == _c.TOUCHED
 
     async def touch_many(self, keys, expire=0):
         keys = list(keys)
         if not keys:
             return []
-        fut = self._future()
-        results = await self._await(fut, self._n.a_touch_multi(fut, keys, _c.check_expire(expire)))
+        self._turn()
+        results = await self._n.a_touch_multi(keys, _c.check_expire(expire))
         return [k for k, (err, st) in zip(keys, results) if err or st != _c.TOUCHED]
 
     async def _aarith(self, incr, key, value, noreply, initial, initial_expire):
@@ -264,11 +244,11 @@ class AsyncClient(Client):
         if initial is not None:
             initial = _c.check_delta(initial)
         noreply = self._noreply(noreply) if noreply is not False else False
-        fut = self._future()
-        p = self._a_arith(fut, incr, key, delta, noreply, initial, _c.check_expire(initial_expire))
+        self._turn()
+        p = self._a_arith(incr, key, delta, noreply, initial, _c.check_expire(initial_expire))
         if noreply:
             return None
-        return await self._await(fut, p)
+        return await p
 
     async def incr(self, key, value, noreply=False, initial=None, initial_expire=0):
         return await self._aarith(True, key, value, noreply, initial, initial_expire)
@@ -279,18 +259,18 @@ class AsyncClient(Client):
     # ---- every server -------------------------------------------------------------------
 
     async def stats(self, *args):
-        fut = self._future()
+        self._turn()
         group = " ".join(a.decode() if isinstance(a, bytes) else str(a) for a in args)
-        nodes = await self._await(fut, self._n.a_stats(fut, group))
+        nodes = await self._n.a_stats(group)
         return _c.one_or_many(nodes, _c.stats_dict)
 
     async def version(self):
-        fut = self._future()
-        return _c.one_or_many(await self._await(fut, self._n.a_version(fut)), lambda v: v)
+        self._turn()
+        return _c.one_or_many(await self._n.a_version(), lambda v: v)
 
     async def flush_all(self, delay=0, noreply=None):
-        fut = self._future()
-        await self._await(fut, self._n.a_flush_all(fut, int(delay) if delay else None))
+        self._turn()
+        await self._n.a_flush_all(int(delay) if delay else None)
         return True
 
     async def get_or_fill(self, key, fill, expire=0, **kwargs):

@@ -1,11 +1,11 @@
 // folsom._native: the Python binding's thin layer over folsom::Client.
 //
 // Every operation exists twice: blocking (the GIL released while the request is in flight) and
-// asynchronous (a_* methods take an asyncio future and return a handle that cancel() takes to
-// cancel the request; a_get_waiter returns a Waiter, waiter.hpp, which is its own handle).
-// Asynchronous completions arrive on the I/O thread, which queues them and writes the client's
-// eventfd only when the queue goes from empty to non-empty; the asyncio loop's reader then
-// calls drain(), which resolves every queued future and Waiter: one wake-up per batch.
+// asynchronous (a_* methods return a Waiter, waiter.hpp: an object asyncio awaits as a future,
+// which cancels the request when cancelled). Asynchronous completions arrive on the I/O thread,
+// which queues them and writes the client's eventfd only when the queue goes from empty to
+// non-empty; the asyncio loop's reader then calls drain(), which resolves every queued Waiter
+// and wakes its task: one wake-up per batch.
 //
 // Results are handed to Python as plain values (the pure-Python package gives them pymemcache's
 // meaning): a value is (bytes, flags, cas), a Status its integer, a multi-key result a list.
@@ -292,13 +292,13 @@ thread_local std::optional<SendBatch> thread_batch;
 
 class NativeClient;
 
-/// One asynchronous request: its future (a strong reference taken with the GIL, released by
+/// One asynchronous request: its Waiter (a strong reference taken with the GIL, released by
 /// drain() with the GIL), its cancellation signal, and its result once complete. Shared by the
-/// handler (then the completion queue) and Python's handle, through an intrusive count: one
+/// handler (then the completion queue) and the Waiter, through an intrusive count: one
 /// allocation per request, where a shared_ptr in a capsule took two.
 struct AsyncOpBase : python::WaitedRequest {
     virtual ~AsyncOpBase() = default;
-    /// The result as the Python value the future is resolved with (GIL held).
+    /// The result as the Python value the Waiter is resolved with (GIL held).
     virtual py::object result() = 0;
 
     void add_ref() noexcept { refs.fetch_add(1, std::memory_order_relaxed); }
@@ -306,15 +306,15 @@ struct AsyncOpBase : python::WaitedRequest {
         if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
     }
 
-    /// A Waiter's cancel(): the signal is emitted on the I/O thread, where the request
-    /// installs and clears its slot (as NativeClient::cancel does for a future's request).
+    /// The Waiter's cancel(): the signal is emitted on the I/O thread, where the request
+    /// installs and clears its slot.
     void cancel_request() noexcept override;
     void drop_waiter_reference() noexcept override { release(); }
 
-    PyObject* future = nullptr;  // an asyncio future, or a Waiter
+    PyObject* waiter = nullptr;  // the Waiter its completion resolves (a strong reference)
     std::error_code error;
     asio::cancellation_signal signal;
-    asio::io_context* io = nullptr;  // (set for a Waiter's request)
+    asio::io_context* io = nullptr;  // where the request runs (cancel_request())
     std::atomic<int> refs{1};
 };
 
@@ -416,21 +416,6 @@ class Completions {
     std::atomic<std::uint64_t> wakeups_{0};
     std::atomic<std::uint64_t> pushed_{0};
 };
-
-/// Python's handle on an asynchronous request: a capsule holding a strong reference to its op,
-/// handed to NativeClient::cancel() when the awaiting task is cancelled. A capsule rather than a
-/// bound class (callgrind, per asyncio get): AsyncClient.get's request went from 3,880 to
-/// 2,445 instructions with it, and the pybind11 instance's deallocation (~960) went away.
-constexpr const char* pending_name = "folsom.pending";
-
-py::object pending_handle(OpRef op) {
-    PyObject* capsule = PyCapsule_New(op.get(), pending_name, [](PyObject* c) {
-        static_cast<AsyncOpBase*>(PyCapsule_GetPointer(c, pending_name))->release();
-    });
-    if (!capsule) throw py::error_already_set();
-    op.release();  // the capsule's reference now
-    return py::reinterpret_steal<py::object>(capsule);
-}
 
 // ---- result conversions ------------------------------------------------------------------
 
@@ -580,11 +565,11 @@ class NativeClient {
             py::gil_scoped_release nogil;
             loop_.stop();
         }
-        // Futures still queued (their loop never drained them): release them now, GIL held.
+        // Waiters still queued (their loop never drained them): release them now, GIL held.
         if (completions_) {
             completions_->take(drained_);
             for (auto& op : drained_)
-                release_future(*op);
+                release_waiter(*op);
             drained_.clear();
         }
     }
@@ -660,23 +645,10 @@ class NativeClient {
         return convert(std::move(slot.value));
     }
 
+    /// Starts an asynchronous request and returns the Waiter (waiter.hpp) of the bound loop
+    /// (set_loop()) that its completion resolves; cancelling the Waiter cancels the request.
     template <class T, class Start>
-    py::object async(py::handle future, Start&& start) {
-        check_open();
-        if (!loop_.threaded())
-            throw std::logic_error("asynchronous requests need a client with an I/O thread");
-        Completions& q = completions();
-        OpRef op(new AsyncOp<T>());
-        op->future = future.inc_ref().ptr();
-        auto slot = op->signal.slot();
-        start(asio::bind_cancellation_slot(slot, AsyncHandler<T>{op.ref(), &q}));
-        return pending_handle(std::move(op));
-    }
-
-    /// As async(), with a Waiter of the bound loop (set_loop()) in place of a future: the
-    /// Waiter is returned, and cancelling it cancels the request.
-    template <class T, class Start>
-    py::object waiter(Start&& start) {
+    py::object async(Start&& start) {
         check_open();
         if (!loop_.threaded())
             throw std::logic_error("asynchronous requests need a client with an I/O thread");
@@ -688,7 +660,7 @@ class NativeClient {
         PyObject* w = python::new_waiter(event_loop_.ptr(), op.ref().release(), self_);
         if (!w) throw py::error_already_set();
         py::object waiter = py::reinterpret_steal<py::object>(w);
-        op->future = Py_NewRef(w);
+        op->waiter = Py_NewRef(w);
         start(asio::bind_cancellation_slot(slot, AsyncHandler<T>{std::move(op), &q}));
         return waiter;
     }
@@ -715,17 +687,6 @@ class NativeClient {
         if (slot.error) raise_error(slot.error);
         if (!slot.value) return py::none();
         return py::bytes(slot.value->data.data(), slot.value->data.size());
-    }
-
-    /// Cancels the request behind a handle async() returned: it completes with errc::cancelled
-    /// unless its reply came first (what was sent stays on the wire). The signal is emitted on
-    /// the I/O thread, where the op installs and clears its slot.
-    void cancel(py::handle pending) {
-        auto* op = static_cast<AsyncOpBase*>(PyCapsule_GetPointer(pending.ptr(), pending_name));
-        if (!op) throw py::error_already_set();
-        op->add_ref();
-        asio::post(loop_.io(),
-                   [op = OpRef(op)] { op->signal.emit(asio::cancellation_type::terminal); });
     }
 
     /// Fire and forget (noreply): a failure the server reports is counted, not raised.
@@ -769,9 +730,9 @@ class NativeClient {
         return *completions_;
     }
 
-    /// Resolves every queued future (GIL held, on the asyncio loop's thread). Returns how
+    /// Resolves every queued Waiter (GIL held, on the asyncio loop's thread). Returns how
     /// many completions it handled. `from_reader`: called as the loop's reader callback, not
-    /// from a task, so that a Waiter's task is woken at once instead of on a later turn.
+    /// from a task, so that the awaiting tasks are woken at once instead of on a later turn.
     std::size_t drain(bool from_reader = false) {
         if (!completions_) return 0;
         // The batch vector is borrowed from the member (its capacity reused from batch to
@@ -779,50 +740,15 @@ class NativeClient {
         std::vector<OpRef> ops;
         ops.swap(drained_);
         completions_->take(ops);
-        static py::str done_name("done");
-        static py::str set_result_name("set_result");
-        static py::str set_exception_name("set_exception");
         PyObject* fatal[3] = {nullptr, nullptr, nullptr};  // a callback's KeyboardInterrupt
         for (auto& op : ops) {
-            py::handle fut(op->future);
-            if (python::is_waiter(fut.ptr())) {
-                if (complete(fut.ptr(), *op, from_reader) < 0) {
-                    if (!fatal[0])
-                        PyErr_Fetch(&fatal[0], &fatal[1], &fatal[2]);
-                    else
-                        PyErr_WriteUnraisable(fut.ptr());
-                }
-                release_future(*op);
-                continue;
+            if (complete(op->waiter, *op, from_reader) < 0) {
+                if (!fatal[0])
+                    PyErr_Fetch(&fatal[0], &fatal[1], &fatal[2]);
+                else
+                    PyErr_WriteUnraisable(op->waiter);
             }
-            try {
-                // A future is done before its completion only when it was cancelled: rare, so
-                // set_result is called without asking done() first, and the refusal of a
-                // cancelled future (InvalidStateError) is dropped. The C API calls spare
-                // pybind11's attribute objects on the hot path.
-                if (op->error) {
-                    if (!fut.attr(done_name)().cast<bool>())
-                        fut.attr(set_exception_name)(make_exception(op->error));
-                } else {
-                    py::object r = op->result();
-                    PyObject* ok = set_result(fut, r, set_result_name);
-                    if (ok) {
-                        Py_DECREF(ok);
-                    } else {
-                        py::error_already_set e;
-                        if (!fut.attr(done_name)().cast<bool>()) throw std::move(e);
-                    }
-                }
-            } catch (py::error_already_set& e) {
-                // A future of a closed loop, or a conversion failure: hand the error to the
-                // future if it still takes one; never let it escape the loop's reader.
-                try {
-                    if (!fut.attr(done_name)().cast<bool>())
-                        fut.attr(set_exception_name)(e.value());
-                } catch (py::error_already_set&) {
-                }
-            }
-            release_future(*op);
+            release_waiter(*op);
         }
         const std::size_t n = ops.size();
         ops.clear();  // the ops go; the vector's capacity stays for the next batch
@@ -849,30 +775,10 @@ class NativeClient {
         }
     }
 
-    /// fut.set_result(r). The futures of one loop are of one type: its set_result, looked up
-    /// once, is called with the future as its first argument (a vectorcall), where a method
-    /// call would look the name up in the type on every completion.
-    PyObject* set_result(py::handle fut, py::handle r, const py::str& name) {
-        if (reinterpret_cast<PyObject*>(Py_TYPE(fut.ptr())) != future_type_.ptr()) {
-            PyObject* m =
-                PyObject_GetAttr(reinterpret_cast<PyObject*>(Py_TYPE(fut.ptr())), name.ptr());
-            if (!m) return nullptr;
-            if (!Py_IS_TYPE(m, &PyMethodDescr_Type) && !PyFunction_Check(m)) {
-                Py_DECREF(m);  // something else: keep to the plain method call
-                return PyObject_CallMethodOneArg(fut.ptr(), name.ptr(), r.ptr());
-            }
-            future_set_result_ = py::reinterpret_steal<py::object>(m);
-            future_type_ =
-                py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(Py_TYPE(fut.ptr())));
-        }
-        PyObject* args[2] = {fut.ptr(), r.ptr()};
-        return PyObject_Vectorcall(future_set_result_.ptr(), args, 2, nullptr);
-    }
-
-    static void release_future(AsyncOpBase& op) {
-        if (op.future) {
-            Py_DECREF(op.future);
-            op.future = nullptr;
+    static void release_waiter(AsyncOpBase& op) {
+        if (op.waiter) {
+            Py_DECREF(op.waiter);
+            op.waiter = nullptr;
         }
     }
 
@@ -915,9 +821,6 @@ class NativeClient {
     std::vector<OpRef> drained_;  // drain()'s batch (loop thread, GIL held)
     py::object event_loop_;       // the loop Waiters belong to (set_loop)
     PyObject* self_ = nullptr;    // this client's Python object (borrowed: it owns this)
-    // The type of the futures drain() resolves and its set_result (see set_result()).
-    py::object future_type_;
-    py::object future_set_result_;
     bool closed_ = false;
     std::size_t noreply_failures_ = 0;  // under the loop's mutex
 };
@@ -1097,8 +1000,8 @@ py::object run_sync(NativeClient& c, Op op) {
     return c.sync<T>([&](auto h) { op(c, std::move(h)); });
 }
 template <class T, class Op>
-py::object run_async(NativeClient& c, py::handle fut, Op op) {
-    return c.async<T>(fut, [&](auto h) { op(c, std::move(h)); });
+py::object run_async(NativeClient& c, Op op) {
+    return c.async<T>([&](auto h) { op(c, std::move(h)); });
 }
 
 // ---- the hot paths without pybind11's dispatch --------------------------------------------
@@ -1181,10 +1084,9 @@ constexpr PyCFunction fast_pointer() noexcept {
 py::object py_get_value(NativeClient& c, py::handle key) {
     return c.get_value(key);
 }
-/// a_get_waiter(key) -> a Waiter that awaits the value (AsyncClient.get without a serde).
-py::object py_a_get_waiter(NativeClient& c, py::handle key) {
-    GetOp op{c.key(key), false, {}};  // (a bad key raises before anything is made)
-    return c.waiter<BytesOnly>([&](auto h) { op(c, std::move(h)); });
+/// a_get_value(key) -> Waiter of bytes or None: AsyncClient.get without a serde.
+py::object py_a_get_value(NativeClient& c, py::handle key) {
+    return run_async<BytesOnly>(c, GetOp{c.key(key), false, {}});
 }
 /// store(mode, key, value, exptime, flags, cas, noreply) -> Status (None when noreply).
 py::object py_store(NativeClient& c, int mode, py::handle key, py::handle value,
@@ -1250,36 +1152,32 @@ py::object py_get_multi_dict(NativeClient& c, py::handle keys_obj) {
         }
     return py::make_tuple(std::move(out), first_error);
 }
-/// a_get_multi(future, keys, cas) -> handle: AsyncClient.get_many.
-py::object py_a_get_multi(NativeClient& c, py::handle fut, py::handle keys, bool cas) {
+/// a_get_multi(keys, cas) -> Waiter: AsyncClient.get_many.
+py::object py_a_get_multi(NativeClient& c, py::handle keys, bool cas) {
     auto k = c.keys(keys);
-    return run_async<MultiGetResult>(c, fut, GetMultiOp{&k, cas, {}});
+    return run_async<MultiGetResult>(c, GetMultiOp{&k, cas, {}});
 }
-/// a_store(future, mode, key, value, exptime, flags, cas, noreply) -> handle: AsyncClient.set...
-py::object py_a_store(NativeClient& c, py::handle fut, int mode, py::handle key, py::handle value,
+/// a_store(mode, key, value, exptime, flags, cas, noreply) -> Waiter: AsyncClient.set...
+py::object py_a_store(NativeClient& c, int mode, py::handle key, py::handle value,
                       std::int64_t exptime, std::uint32_t flags, std::uint64_t cas, bool noreply) {
     return run_async<Status>(
-        c, fut,
-        StoreOp{store_mode(mode), c.key(key), c.value(value), exptime, flags, cas, noreply});
+        c, StoreOp{store_mode(mode), c.key(key), c.value(value), exptime, flags, cas, noreply});
 }
-/// a_delete(future, key, noreply) -> handle: AsyncClient.delete.
-py::object py_a_delete(NativeClient& c, py::handle fut, py::handle key, bool noreply) {
-    return run_async<Status>(c, fut, DeleteOp{c.key(key), noreply});
+/// a_delete(key, noreply) -> Waiter: AsyncClient.delete.
+py::object py_a_delete(NativeClient& c, py::handle key, bool noreply) {
+    return run_async<Status>(c, DeleteOp{c.key(key), noreply});
 }
-/// a_arith(future, incr, key, delta, noreply, initial, exptime) -> handle: AsyncClient.incr/decr.
-py::object py_a_arith(NativeClient& c, py::handle fut, bool incr, py::handle key,
-                      std::uint64_t delta, bool noreply, std::optional<std::uint64_t> initial,
-                      std::int64_t exptime) {
+/// a_arith(incr, key, delta, noreply, initial, exptime) -> Waiter: AsyncClient.incr/decr.
+py::object py_a_arith(NativeClient& c, bool incr, py::handle key, std::uint64_t delta, bool noreply,
+                      std::optional<std::uint64_t> initial, std::int64_t exptime) {
     std::string_view k = c.key(key);
-    if (noreply) return run_async<Status>(c, fut, QuietArithOp{incr, k, delta});
-    return run_async<std::optional<std::uint64_t>>(c, fut,
-                                                   ArithOp{incr, k, delta, initial, exptime});
+    if (noreply) return run_async<Status>(c, QuietArithOp{incr, k, delta});
+    return run_async<std::optional<std::uint64_t>>(c, ArithOp{incr, k, delta, initial, exptime});
 }
 
 PyMethodDef fast_defs[] = {
     {"get_value", fast_pointer<&py_get_value>(), METH_FASTCALL, "Client.get's request"},
-    {"a_get_waiter", fast_pointer<&py_a_get_waiter>(), METH_FASTCALL,
-     "AsyncClient.get's request, awaited through a Waiter"},
+    {"a_get_value", fast_pointer<&py_a_get_value>(), METH_FASTCALL, "AsyncClient.get's request"},
     {"store", fast_pointer<&py_store>(), METH_FASTCALL, "Client.set's (add's, ...) request"},
     {"delete", fast_pointer<&py_delete>(), METH_FASTCALL, "Client.delete's request"},
     {"arith", fast_pointer<&py_arith>(), METH_FASTCALL, "Client.incr's and decr's request"},
@@ -1566,60 +1464,57 @@ PYBIND11_MODULE(_native, m) {
                  return run_sync<std::vector<NodeResult<std::string>>>(c, VersionOp{});
              })
         .def("get_or_fill", &py_get_or_fill)
-        // ---- asynchronous: the future is resolved by drain() ----
+        // ---- asynchronous: each returns a Waiter, which drain() resolves ----
         .def("a_get",
-             [](NativeClient& c, py::handle fut, py::handle key, bool cas) {
-                 return run_async<std::optional<Value>>(c, fut, GetOp{c.key(key), cas, {}});
+             [](NativeClient& c, py::handle key, bool cas) {
+                 return run_async<std::optional<Value>>(c, GetOp{c.key(key), cas, {}});
              })
         .def("fast", &fast_function, py::arg("name"),
-             "a hot request (get_value, a_get_waiter, store, ...) as a plain function bound to "
+             "a hot request (get_value, a_get_value, store, ...) as a plain function bound to "
              "this client (no pybind11 dispatch)")
         .def("a_gat",
-             [](NativeClient& c, py::handle fut, py::handle key, std::int64_t exptime, bool cas) {
-                 return run_async<std::optional<Value>>(c, fut, GetOp{c.key(key), cas, exptime});
+             [](NativeClient& c, py::handle key, std::int64_t exptime, bool cas) {
+                 return run_async<std::optional<Value>>(c, GetOp{c.key(key), cas, exptime});
              })
         .def("a_get_multi", &py_a_get_multi)
         .def("a_store", &py_a_store)
         .def("a_set_multi",
-             [](NativeClient& c, py::handle fut, py::handle items, std::int64_t exptime) {
+             [](NativeClient& c, py::handle items, std::int64_t exptime) {
                  auto it = items_of(c, items);
-                 return run_async<MultiWriteResult>(c, fut, SetMultiOp{&it, exptime});
+                 return run_async<MultiWriteResult>(c, SetMultiOp{&it, exptime});
              })
         .def("a_delete", &py_a_delete)
         .def("a_delete_multi",
-             [](NativeClient& c, py::handle fut, py::handle keys) {
+             [](NativeClient& c, py::handle keys) {
                  auto k = c.keys(keys);
-                 return run_async<MultiWriteResult>(c, fut, KeysOp{&k, {}});
+                 return run_async<MultiWriteResult>(c, KeysOp{&k, {}});
              })
         .def("a_touch",
-             [](NativeClient& c, py::handle fut, py::handle key, std::int64_t exptime,
-                bool noreply) {
-                 return run_async<Status>(c, fut, TouchOp{c.key(key), exptime, noreply});
+             [](NativeClient& c, py::handle key, std::int64_t exptime, bool noreply) {
+                 return run_async<Status>(c, TouchOp{c.key(key), exptime, noreply});
              })
         .def("a_touch_multi",
-             [](NativeClient& c, py::handle fut, py::handle keys, std::int64_t exptime) {
+             [](NativeClient& c, py::handle keys, std::int64_t exptime) {
                  auto k = c.keys(keys);
-                 return run_async<MultiWriteResult>(c, fut, KeysOp{&k, exptime});
+                 return run_async<MultiWriteResult>(c, KeysOp{&k, exptime});
              })
         .def("a_arith", &py_a_arith)
         .def("a_flush_all",
-             [](NativeClient& c, py::handle fut, std::optional<std::int64_t> delay) {
-                 return run_async<std::vector<NodeResult<Status>>>(c, fut, FlushOp{delay});
+             [](NativeClient& c, std::optional<std::int64_t> delay) {
+                 return run_async<std::vector<NodeResult<Status>>>(c, FlushOp{delay});
              })
         .def("a_stats",
-             [](NativeClient& c, py::handle fut, std::string group) {
-                 return run_async<std::vector<NodeResult<StatList>>>(c, fut,
-                                                                     StatsOp{std::move(group)});
+             [](NativeClient& c, std::string group) {
+                 return run_async<std::vector<NodeResult<StatList>>>(c, StatsOp{std::move(group)});
              })
         .def("a_version",
-             [](NativeClient& c, py::handle fut) {
-                 return run_async<std::vector<NodeResult<std::string>>>(c, fut, VersionOp{});
+             [](NativeClient& c) {
+                 return run_async<std::vector<NodeResult<std::string>>>(c, VersionOp{});
              })
         .def("event_fd", [](NativeClient& c) { return c.completions().fd(); })
         .def("drain", &NativeClient::drain, py::arg("from_reader") = false)
         .def("set_loop", &NativeClient::set_loop)
-        .def("a_get_waiter", &py_a_get_waiter)
-        .def("cancel", &NativeClient::cancel)
+        .def("a_get_value", &py_a_get_value)  // AsyncClient.get's hot path without a serde
         .def("wakeups",
              [](NativeClient& c) {
                  return py::make_tuple(c.completions().wakeups(), c.completions().pushed());

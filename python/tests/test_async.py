@@ -162,8 +162,7 @@ async def test_cancel_cancels_the_request():
 
 
 async def test_cancel_cancels_every_kind_of_request():
-    # get has its own inlined await; the other methods share AsyncClient._await: both hand the
-    # request's handle to the native cancel().
+    # Every method awaits a Waiter, whose cancel() (called by the task's) cancels the request.
     server = SilentServer()
     try:
         async with folsom.AsyncClient("127.0.0.1:%d" % server.port, protocol="meta",

@@ -51,7 +51,7 @@ async def test_waiters_follow_asyncios_future_protocol(shared_memcached):
         await c.set("w-a", b"a")
         await c.get("w-a")  # binds the loop
         loop = asyncio.get_running_loop()
-        w = c._a_get_waiter("w-a")
+        w = c._a_get_value("w-a")
         assert isinstance(w, _native.Waiter)
         assert asyncio.isfuture(w) and w.get_loop() is loop
         assert not w.done() and not w.cancelled()
@@ -62,11 +62,11 @@ async def test_waiters_follow_asyncios_future_protocol(shared_memcached):
         w.add_done_callback(lambda f: seen.append("second"))
         assert w.remove_done_callback(seen.append) == 1
         # gather and wait take it as a future
-        assert await asyncio.gather(w, c._a_get_waiter("w-missing")) == [b"a", None]
+        assert await asyncio.gather(w, c._a_get_value("w-missing")) == [b"a", None]
         assert w.done() and w.result() == b"a" and w.exception() is None
         await asyncio.sleep(0)
         assert seen == ["second"]
-        done, pending = await asyncio.wait([c._a_get_waiter("w-a") for _ in range(3)])
+        done, pending = await asyncio.wait([c._a_get_value("w-a") for _ in range(3)])
         assert not pending and [d.result() for d in done] == [b"a"] * 3
         # a callback added once done is scheduled, as a future's is
         late = []
@@ -83,7 +83,7 @@ async def test_cancelling_a_waiter_cancels_its_request(shared_memcached):
     async with folsom.AsyncClient(shared_memcached.address, protocol="meta") as c:
         await c.get("w-c")  # binds the loop
         _, pushed0 = c.wakeups()
-        w = c._a_get_waiter("w-c")
+        w = c._a_get_value("w-c")
         called = []
         w.add_done_callback(called.append)
         assert w.cancel("stop")
@@ -143,7 +143,7 @@ async def test_abandoned_waiters_are_collected(shared_memcached):
     async with folsom.AsyncClient(shared_memcached.address, protocol="meta") as c:
         await c.get("w-g")  # binds the loop
         before = waiters()
-        ws = [c._a_get_waiter("w-g") for _ in range(1000)]
+        ws = [c._a_get_value("w-g") for _ in range(1000)]
         # each in a cycle through its callback, then dropped without being awaited
         for w in ws:
             w.add_done_callback(lambda f, keep=w: keep)
