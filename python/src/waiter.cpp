@@ -11,13 +11,14 @@ namespace {
 enum class State : char { pending, done, cancelled };
 
 struct Waiter {
-    PyObject_HEAD PyObject* loop;  // the event loop (get_loop())
-    PyObject* callback;            // the first done-callback (the awaiting task's wake-up), or null
-    PyObject* context;             // its context
-    PyObject* more;                // further (callback, context) tuples: a list, or null
-    PyObject* result;              // once done
-    PyObject* exception;           // once done with an error (an exception instance)
-    PyObject* cancel_msg;          // cancel(msg)'s message, or null
+    PyObject ob_base;      // (what PyObject_HEAD declares)
+    PyObject* loop;        // the event loop (get_loop())
+    PyObject* callback;    // the first done-callback (the awaiting task's wake-up), or null
+    PyObject* context;     // its context
+    PyObject* more;        // further (callback, context) tuples: a list, or null
+    PyObject* result;      // once done
+    PyObject* exception;   // once done with an error (an exception instance)
+    PyObject* cancel_msg;  // cancel(msg)'s message, or null
     PyObject* keep_alive;  // the native client, alive as long as the request may be cancelled
     WaitedRequest* request;
     char blocking;  // _asyncio_future_blocking: set when yielded to the task, which clears it
