@@ -31,6 +31,18 @@ bool is_classic(OpCode c) {
            c == OpCode::verbosity;
 }
 
+/// A plain multi-key get or gets, sent as one classic text line ("get k1 k2 ...", which
+/// memcached accepts on any text connection, meta included). memcached answers at most -R (20)
+/// commands per event before it serves other connections: a multi-get sent as one mg per key
+/// came back in pieces of 20 (a hundred keys, five wake-ups of the client), where the one line
+/// comes back whole. gat/gats keep their mg form (a classic gat line is limited to 2048 bytes).
+bool is_classic_multi(OpCode c, std::size_t keys) {
+    return keys != 1 && (c == OpCode::get || c == OpCode::gets);
+}
+bool is_classic_multi(const net::Command& c) {
+    return is_classic_multi(c.code, c.key_count);
+}
+
 meta::SetMode set_mode(OpCode c) {
     switch (c) {
         case OpCode::add:
@@ -244,6 +256,11 @@ std::error_code MetaDriver::encode(const Request& r, protocol::OutputBuffer& out
 
 std::error_code MetaDriver::encode_multi(const Request& r, protocol::OutputBuffer& out) {
     if (r.keys.empty()) return errc::invalid_argument;
+    if (is_classic_multi(r.code, r.keys.size()))
+        return ascii::encode_retrieve(
+            out,
+            r.code == OpCode::gets ? ascii::RetrieveCommand::gets : ascii::RetrieveCommand::get,
+            r.keys);
     const std::size_t arena_mark = out.arena_size();
     const std::size_t ref_mark = out.ref_count();
     meta::GetFlags f;
@@ -285,7 +302,7 @@ DecodeStep MetaDriver::decode(std::string_view input, net::CommandQueue& infligh
         const std::string_view rest = input.substr(step.consumed);
         std::size_t consumed = 0;
         bool in_step = true;
-        if (is_classic(inflight.front().code)) {
+        if (is_classic(inflight.front().code) || is_classic_multi(inflight.front())) {
             const auto res = ascii_decoder_.parse(rest, areply);
             if (res.state == ascii::ParseState::need_more) {
                 step.needed = res.needed;
@@ -523,12 +540,18 @@ bool MetaDriver::deliver(const ascii::Reply& r, net::CommandQueue& inflight) {
     const OpCode code = head.code;
     Completion done;
     switch (r.kind) {
+        case K::value:  // a classic multi-get's hit: matched to its key by the key it names
+            if (!is_classic_multi(head) || (code == OpCode::gets) != r.has_cas) return false;
+            ++head.hits;
+            head.op->on_value(head.part, Operation::unknown_position,
+                              ValueView{r.key, r.data, r.flags, r.cas});
+            return true;
         case K::stat:
             if (code != OpCode::stats) return false;
             head.op->on_stat(head.part, r.key, r.data);
             return true;
         case K::end:
-            if (code != OpCode::stats) return false;
+            if (code != OpCode::stats && !is_classic_multi(head)) return false;
             break;
         case K::ok:
             if (code != OpCode::flush_all && code != OpCode::verbosity) return false;

@@ -87,11 +87,45 @@ TEST(MetaDriver, SingleRetrievalsAreMgWithValueFlagsAndCasWhenAsked) {
     }
 }
 
-TEST(MetaDriver, MultiGetIsQuietMgWithPositionsAsOpaquesClosedByMn) {
+TEST(MetaDriver, MultiGetAndGetsAreOneClassicLineAnsweredWhole) {
+    // memcached answers at most -R commands per event: one line of keys comes back whole,
+    // where one mg per key came back in pieces of 20.
     MetaHarness h;
     Retrieval multi(OpCode::get, {"a", "b", "c", "a"});
+    EXPECT_EQ(h.send(multi.r, 1), "get a b c a\r\n");
+    // b misses (nothing is sent for it); each VALUE names its key.
+    ASSERT_FALSE(h.feed("VALUE a 5 1\r\n1\r\nVALUE c 0 1\r\n3\r\n"));
+    EXPECT_TRUE(h.op.completions().empty());
+    ASSERT_FALSE(h.feed("END\r\n"));
+    const std::uint32_t keyed = folsom::detail::Operation::unknown_position;
+    EXPECT_EQ(h.op.events,
+              (std::vector<Event>{value_event(1, keyed, "a", "1", 5),
+                                  value_event(1, keyed, "c", "3"), done_event(1)}));
+    EXPECT_EQ(h.inflight.size(), 0u);
+
+    Retrieval gets(OpCode::gets, {"a", "b"});
+    EXPECT_EQ(h.send(gets.r, 2), "gets a b\r\n");
+    ASSERT_FALSE(h.feed("VALUE b 0 1 77\r\nB\r\nEND\r\n"));
+    EXPECT_EQ(h.op.events.back(), done_event(2));
+    EXPECT_EQ(h.op.events[h.op.events.size() - 2], value_event(2, keyed, "b", "B", 0, 77));
+
+    // An error line fails the part as a whole (the keys were checked before sending).
+    h.send(multi.r, 3);
+    ASSERT_FALSE(h.feed("SERVER_ERROR out of memory\r\n"));
+    EXPECT_EQ(h.op.events.back().kind, Event::Kind::complete);
+    EXPECT_EQ(h.op.events.back().part, 3u);
+    EXPECT_EQ(h.op.events.back().ec, make_error_code(errc::server_error));
+    // A gets hit without its cas, or a get hit with one, is out of step.
+    h.send(gets.r, 4);
+    EXPECT_EQ(h.feed("VALUE a 0 1\r\nA\r\nEND\r\n"), errc::protocol_error);
+}
+
+TEST(MetaDriver, MultiGatIsQuietMgWithPositionsAsOpaquesClosedByMn) {
+    MetaHarness h;
+    Retrieval multi(OpCode::gat, {"a", "b", "c", "a"}, 60);
     EXPECT_EQ(h.send(multi.r, 1),
-              "mg a v k f q O0\r\nmg b v k f q O1\r\nmg c v k f q O2\r\nmg a v k f q O3\r\nmn\r\n");
+              "mg a v k f q O0 T60\r\nmg b v k f q O1 T60\r\nmg c v k f q O2 T60\r\n"
+              "mg a v k f q O3 T60\r\nmn\r\n");
     // b misses (quiet); the duplicate answers at both positions; order does not matter.
     ASSERT_FALSE(h.feed("VA 1 f0 kc O2\r\n3\r\nVA 1 f5 ka O0\r\n1\r\nVA 1 f5 ka O3\r\n1\r\n"));
     EXPECT_TRUE(h.op.completions().empty());
@@ -101,10 +135,10 @@ TEST(MetaDriver, MultiGetIsQuietMgWithPositionsAsOpaquesClosedByMn) {
                                   value_event(1, 3, "a", "1", 5), done_event(1)}));
 }
 
-TEST(MetaDriver, MultiGetsAndMultiGatAskForCasAndTouch) {
+TEST(MetaDriver, MultiGatsAndMultiGatAskForCasAndTouch) {
     MetaHarness h;
-    Retrieval gets(OpCode::gets, {"a", "b"});
-    EXPECT_EQ(h.send(gets.r), "mg a v k c f q O0\r\nmg b v k c f q O1\r\nmn\r\n");
+    Retrieval gets(OpCode::gats, {"a", "b"}, 60);
+    EXPECT_EQ(h.send(gets.r), "mg a v k c f q O0 T60\r\nmg b v k c f q O1 T60\r\nmn\r\n");
     ASSERT_FALSE(h.feed("VA 1 kb c77 f0 O1\r\nB\r\nMN\r\n"));
     Retrieval gat(OpCode::gat, {"a", "b"}, 60);
     EXPECT_EQ(h.send(gat.r, 1), "mg a v k f q O0 T60\r\nmg b v k f q O1 T60\r\nmn\r\n");
@@ -114,9 +148,9 @@ TEST(MetaDriver, MultiGetsAndMultiGatAskForCasAndTouch) {
                                                done_event(1)}));
 }
 
-TEST(MetaDriver, AKeyFailureInAMultiGetFailsThePartOnMn) {
+TEST(MetaDriver, AKeyFailureInAMultiGatFailsThePartOnMn) {
     MetaHarness h;
-    Retrieval multi(OpCode::get, {"a", "b"});
+    Retrieval multi(OpCode::gat, {"a", "b"}, 60);
     h.send(multi.r);
     ASSERT_FALSE(h.feed("CLIENT_ERROR bad command line format\r\nVA 1 kb O1\r\nx\r\n"));
     EXPECT_TRUE(h.op.completions().empty());
@@ -357,13 +391,16 @@ struct Pipeline {
     MetaHarness h;
     std::string replies;
     Retrieval single{OpCode::gets, {"k"}};
-    Retrieval multi{OpCode::get, {"a", "b", "c"}};
+    Retrieval multi{OpCode::gat, {"a", "b", "c"}, 60};
+    Retrieval classic{OpCode::get, {"a", "b"}};
 
     Pipeline() {
         h.send(single.r, 0);
         replies += "VA 300 f3 c8\r\n" + std::string(300, 'v') + "\r\n";
         h.send(multi.r, 1);
         replies += "VA 1 f0 ka O0\r\nA\r\nVA 0 kc O2\r\n\r\nMN\r\n";
+        h.send(classic.r, 1);
+        replies += "VALUE b 2 3\r\nEND\r\nEND\r\n";  // a value that reads like END
         h.send(server_wide(OpCode::stats), 2);
         replies += "STAT pid 1\r\nSTAT uptime 5\r\nEND\r\n";
         h.send(keyed(OpCode::incr, "n"), 3);
@@ -384,7 +421,7 @@ struct Pipeline {
 TEST(MetaDriver, RepliesSplitAtEveryByteBoundaryDecodeTheSame) {
     Pipeline whole;
     ASSERT_FALSE(whole.h.feed(whole.replies));
-    ASSERT_EQ(whole.h.op.completions().size(), 8u);
+    ASSERT_EQ(whole.h.op.completions().size(), 9u);
     EXPECT_TRUE(whole.h.inflight.empty());
     for (std::size_t cut = 1; cut < whole.replies.size(); ++cut) {
         Pipeline split;
@@ -401,7 +438,7 @@ TEST(MetaDriver, RepliesSplitAtEveryByteBoundaryDecodeTheSame) {
 
 TEST(MetaDriver, ResetForgetsAPartialReplyAndAPendingMultiGetError) {
     MetaHarness h;
-    Retrieval multi(OpCode::get, {"a", "b"});
+    Retrieval multi(OpCode::gat, {"a", "b"}, 60);
     h.send(multi.r);
     ASSERT_FALSE(h.feed("SERVER_ERROR busy\r\nVA 5 ka O0\r\nab"));
     h.driver->reset();  // the connection failed; its commands were failed elsewhere
