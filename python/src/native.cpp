@@ -314,7 +314,7 @@ struct AsyncOpBase : python::WaitedRequest {
     PyObject* waiter = nullptr;  // the Waiter its completion resolves (a strong reference)
     std::error_code error;
     asio::cancellation_signal signal;
-    asio::io_context* io = nullptr;  // where the request runs (cancel_request())
+    asio::io_context* io = nullptr;  // where the request runs (cancel_request()); set by async()
     std::atomic<int> refs{1};
 };
 
@@ -352,7 +352,6 @@ class OpRef {
 };
 
 void AsyncOpBase::cancel_request() noexcept {
-    if (!io) return;
     add_ref();
     try {
         asio::post(*io, [op = OpRef(this)] { op->signal.emit(asio::cancellation_type::terminal); });
