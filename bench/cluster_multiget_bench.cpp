@@ -18,13 +18,18 @@
 // over this machine's vCPUs, cross-CPU wake-ups cost several times more and vary widely):
 //
 //   taskset -c 0 build/bench/folsom_cluster_multiget_bench [iterations [reps]] [--only ROW]
+//                                                          [--posted]
 //
 // iterations: multi-gets per measurement (default 20000); reps: measurements of each of the
 // four rows, interleaved (default 3); the medians are printed, and every ratio is of medians
-// from this one run. --only ROW (1..4, in the order printed) measures one row, e.g. under
+// from this one run. The library rows drive their io_context under a folsom::WriteHere, as a
+// thread that runs its own io_context should (each part written and, when its reply is there,
+// read in the call); --posted measures them without it (writes posted to the loop, replies
+// read by Asio). --only ROW (1..4, in the order printed) measures one row, e.g. under
 // callgrind or strace.
 #include "folsom/client.hpp"
 #include "folsom/cluster/continuum.hpp"
+#include "folsom/send_batch.hpp"
 #include "folsom/server_address.hpp"
 
 #include <asio/io_context.hpp>
@@ -142,7 +147,9 @@ class LibraryRows {
         io_.poll();
     }
 
-    void run(int n) {
+    void run(int n, bool write_here) {
+        // The handler only records the outcome: it may run inside get_multi.
+        folsom::WriteHere here(write_here, folsom::WriteHere::Handlers::may_run_inline);
         for (int i = 0; i < n; ++i) {
             bool done = false, ok = false;
             client_.get_multi(views_, [&](std::error_code ec, folsom::MultiGetResult r) {
@@ -304,21 +311,28 @@ std::string cpu_mask() {
 int run(int argc, char** argv) {
     // --only ROW runs that row alone (1..4, in the order printed), e.g. under a profiler.
     int only = 0;
+    bool write_here = true;
     std::vector<const char*> args;
     for (int i = 1; i < argc; ++i) {
         if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc)
             only = std::atoi(argv[++i]);
+        else if (std::strcmp(argv[i], "--posted") == 0)
+            write_here = false;
         else
             args.push_back(argv[i]);
     }
     const int iterations = !args.empty() ? std::atoi(args[0]) : 20000;
     const int reps = args.size() > 1 ? std::atoi(args[1]) : 3;
     if (iterations < 10 || reps < 1 || only < 0 || only > 4) {
-        std::fprintf(stderr, "usage: %s [iterations >= 10 [reps >= 1]] [--only 1..4]\n", argv[0]);
+        std::fprintf(stderr, "usage: %s [iterations >= 10 [reps >= 1]] [--only 1..4] [--posted]\n",
+                     argv[0]);
         return 2;
     }
     std::printf("client and memcached servers on CPUs %s (servers inherit the mask)\n",
                 cpu_mask().c_str());
+    std::printf("library rows: %s\n",
+                write_here ? "under a WriteHere (writes and ready replies in the call)"
+                           : "posted (--posted: writes posted, replies read by Asio)");
     Memcached solo, a, b, c;
     const std::vector<std::string> keys = bench_keys();
     const std::vector<std::string> one{solo.address()};
@@ -337,11 +351,11 @@ int run(int argc, char** argv) {
     const auto run_row = [&](int i, int n) {
         switch (i) {
             case 0:
-                return lib1.run(n);
+                return lib1.run(n, write_here);
             case 1:
                 return raw1.run(n);
             case 2:
-                return lib3.run(n);
+                return lib3.run(n, write_here);
             default:
                 return raw3.run(n);
         }

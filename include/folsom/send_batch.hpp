@@ -45,23 +45,47 @@ class SendBatch {
 /// Marks this thread, while it lives, as the only one that may run the io_context of every
 /// connection it starts requests on: the thread that drives a caller-driven io_context
 /// (run_one()/poll() from the thread that waits), with no other thread running it meanwhile.
+/// Never with an io_context that another thread runs: the thread's I/O would race that one's.
+///
 /// A request started here (outside a SendBatch, which still holds) is then written at once, on
 /// this thread, instead of by a flush posted to the io_context: no scheduler turn, and none of
-/// the zero-timeout epoll_wait Asio makes before it runs a posted handler. Never with an
-/// io_context that another thread runs: the write would race that thread's.
+/// the zero-timeout epoll_wait Asio makes before it runs a posted handler. And when its
+/// connection has nothing else in flight, the reply is read at once after the write (one
+/// non-blocking recv(2)): a server that answers at once (one on this host, often) has it there
+/// already, and the round trip then costs a send and a recv, with no Asio read operation,
+/// epoll_wait or scheduler round. When it is not there yet, the reply comes through the
+/// io_context as usual. Between requests, no read is pending on an idle connection of such a
+/// thread (no one runs the io_context then anyway); the next write reads its reply.
+///
+/// Handlers: a reply read inside the call that started its request completes the request
+/// there, but its handler is still posted to the io_context (and runs from run_one()), as Asio
+/// promises: never from inside the initiating call. Handlers::may_run_inline drops that
+/// promise for the requests this thread starts while the guard lives: their handlers (plain
+/// callbacks with no executor of their own, on a client without a reply executor) may then
+/// run before the call that started them returns, which spares the post and its scheduler
+/// round. For a handler that only records its result, as a blocking wrapper's does.
 class WriteHere {
   public:
+    /// Where the handler of a request this thread starts may run (see the class description).
+    enum class Handlers : unsigned char {
+        never_inline,   ///< never inside the call that started the request (Asio's promise)
+        may_run_inline  ///< possibly inside that call, when its reply was read there
+    };
+
     /// Marks the thread when `on` (nestable; an unmarked guard does nothing).
-    explicit WriteHere(bool on = true) noexcept;
+    explicit WriteHere(bool on = true, Handlers handlers = Handlers::never_inline) noexcept;
     ~WriteHere();
     WriteHere(const WriteHere&) = delete;
     WriteHere& operator=(const WriteHere&) = delete;
 
     /// True while a WriteHere marks this thread.
     static bool active() noexcept;
+    /// True while a WriteHere with Handlers::may_run_inline marks this thread.
+    static bool handlers_may_run_inline() noexcept;
 
   private:
     bool on_;
+    bool inline_;
 };
 
 }  // namespace folsom

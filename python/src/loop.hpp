@@ -136,8 +136,11 @@ class Loop {
     }
 
   private:
+    /// The driving thread is the io_context's only runner (WriteHere): what its handlers
+    /// submit is written here, and a write reads its reply here when it is already there.
     template <class Pred>
     void drive_until(Pred& done) {
+        WriteHere here(true, WriteHere::Handlers::may_run_inline);
         for (;;) {
             {
                 std::lock_guard lk(m_);

@@ -622,7 +622,7 @@ class NativeClient {
     bool start_led(Start&& start) {
         const bool lead = loop_.try_lead();
         try {
-            WriteHere here(lead);
+            WriteHere here(lead, WriteHere::Handlers::may_run_inline);
             start();
         } catch (...) {
             if (lead) loop_.end_lead();

@@ -247,7 +247,9 @@ void Connection::submit(detail::Operation& op, std::uint32_t part, const detail:
                     // once it has delivered the whole batch, so every request the batch's
                     // handlers made goes out in one write, without a round trip through
                     // the strand's queue.
-                    need_flush = !(strand_.running_in_this_thread() && decoding_);
+                    // (Also on a WriteHere thread, which may be delivering replies itself.)
+                    need_flush =
+                        !((strand_.running_in_this_thread() || WriteHere::active()) && decoding_);
                 }
             }
         }
@@ -413,8 +415,8 @@ void Connection::after_transport() {
         start_handshake();  // the connect timer keeps running until the handshake is done
         return;
     }
-    become_connected();
     start_read();
+    become_connected();
 }
 
 void Connection::start_handshake() {
@@ -454,6 +456,7 @@ void Connection::become_connected() {
 // ---- writing (strand) ----------------------------------------------------------------------
 
 void Connection::flush() {
+    bool sent = false;  // a write went out whole, here
     for (;;) {
         if (writing_) return;  // on_written flushes again
         {
@@ -461,7 +464,7 @@ void Connection::flush() {
             flush_posted_ = false;
             if (state_.load(std::memory_order_relaxed) != ConnectionState::connected ||
                 pending_out_.empty())
-                return;
+                break;
             end_quiet_run();  // every write ends what it says; nothing waits for more
             std::swap(pending_out_, writing_out_);
             writing_pins_.swap(pending_pins_);
@@ -490,8 +493,9 @@ void Connection::flush() {
                 const bool unpinned = !writing_pins_.empty();
                 finish_write(written);
                 const bool completed = complete_unanswered();
+                sent = true;
                 if (unpinned || completed) continue;
-                return;
+                break;
             }
         }
         iov_.clear();
@@ -508,8 +512,10 @@ void Connection::flush() {
             std::span<const asio::const_buffer>(iov_),
             [self = shared_from_this(), gen = generation_](
                 const std::error_code& ec, std::size_t n) { self->on_written(gen, ec, n); });
+        if (!reading_) start_read();  // the replies come through Asio
         return;
     }
+    if (sent) after_send();
 }
 
 std::size_t Connection::send_now() noexcept {
@@ -582,7 +588,8 @@ bool Connection::complete_unanswered() {
 // ---- reading (strand) ----------------------------------------------------------------------
 
 void Connection::start_read() {
-    // One read is always pending while connected (it also notices the server closing).
+    if (read_armed_) return;
+    read_armed_ = true;
     auto space = rbuf_.prepare(std::max(read_need_, min_read_size));
     async_read_some(asio::buffer(space.data(), space.size()),
                     [self = shared_from_this(), gen = generation_](
@@ -590,7 +597,8 @@ void Connection::start_read() {
 }
 
 void Connection::on_read(std::uint64_t gen, const std::error_code& ec, std::size_t n) {
-    if (gen != generation_) return;
+    if (gen != generation_) return;  // read_armed_ belongs to the new socket
+    read_armed_ = false;
     if (ec) {
         read_failed(ec);
         return;
@@ -609,7 +617,11 @@ void Connection::on_read(std::uint64_t gen, const std::error_code& ec, std::size
             start_read();
             return;
         }
+        // The write of what queued meanwhile must not read: this read's bytes come first.
+        reading_ = true;
         become_connected();
+        reading_ = false;
+        if (state() != ConnectionState::connected) return;  // the flush failed it
         if (rbuf_.size() == 0) {
             start_read();
             return;
@@ -617,30 +629,61 @@ void Connection::on_read(std::uint64_t gen, const std::error_code& ec, std::size
         // Replies cannot precede requests, so nothing else should be buffered; let the
         // driver judge it (it reports a reply to a request never sent).
     }
+    deliver_replies(false);
+}
+
+bool Connection::deliver_replies(bool read_first) {
+    reading_ = true;
     for (int round = 0;; ++round) {
+        if (round > 0 || read_first) {
+            if (round == max_direct_reads || inflight_.empty()) break;
+            const ReadNow r = read_now();
+            if (r == ReadNow::would_block) break;
+            if (r == ReadNow::failed) {  // fail() has run
+                reading_ = false;
+                return false;
+            }
+        }
         decoding_ = true;
         detail::DecodeStep step = driver_->decode(rbuf_.data(), inflight_);
         decoding_ = false;
         rbuf_.consume(step.consumed);
         if (step.ec) {
+            reading_ = false;
             fail(step.ec, step.message);
-            return;
+            return false;
         }
         read_need_ = step.needed;
         flush();  // what the completions just submitted (see submit())
-        if (round == max_direct_reads || inflight_.empty()) break;
-        const ReadNow r = read_now();
-        if (r == ReadNow::would_block) break;
-        if (r == ReadNow::failed) return;  // fail() has run
     }
-    start_read();
+    reading_ = false;
+    // While connected one read stays pending, also on an idle connection, to notice the server
+    // closing it. Not when idle on a WriteHere thread: no one runs the io_context between that
+    // thread's requests anyway, and the next write reads its own reply (after_send()).
+    if (!not_connected() && (!inflight_.empty() || !WriteHere::active())) start_read();
+    return true;
+}
+
+void Connection::after_send() {
+    if (reading_ || read_armed_ || inflight_.empty() || not_connected()) return;
+    if (!WriteHere::active() || tls_) {
+        start_read();
+        return;
+    }
+    // The thread that is the io_context's only runner, after a write, with no read pending:
+    // the reply of a server that answers at once (one on this host, often) is already in the
+    // socket. Reading it now costs one recv(2), where an asynchronous read costs a speculative
+    // recv, an epoll_wait and a scheduler round; when it is not there yet, deliver_replies()
+    // arms the asynchronous read. Completions then run inside the call that wrote: WriteHere
+    // says so.
+    deliver_replies(true);
 }
 
 Connection::ReadNow Connection::read_now() {
     // Plain sockets only (a TLS record may need a write to make progress), and only while reads
     // have been finding bytes: a recv that finds none costs a syscall for nothing, so after
     // misses the probe runs once every 64 rounds until it hits again.
-    if (tls_ || not_connected()) return ReadNow::would_block;
+    if (tls_ || read_armed_ || not_connected()) return ReadNow::would_block;
     if (read_hits_ == 0 && (++read_probe_ & 63) != 0) return ReadNow::would_block;
     auto space = rbuf_.prepare(std::max(read_need_, min_read_size));
     // recv(2) itself rather than Asio's read_some, as send_now() does for writes.
@@ -710,6 +753,7 @@ bool Connection::health_tick() {
 
 void Connection::fail(std::error_code ec, const std::string& /*why*/) {
     ++generation_;  // every handler of the old socket is now stale
+    read_armed_ = false;
     std::error_code ignored;
     sock().close(ignored);
     resolver_.cancel();

@@ -106,8 +106,19 @@ class Connection final : public std::enable_shared_from_this<Connection>,
     void start_handshake();
     void write_handshake();
     void become_connected();
+    /// Arms the asynchronous read (at most one is ever pending; a no-op when one is).
     void start_read();
     void on_read(std::uint64_t gen, const std::error_code& ec, std::size_t n);
+    /// Decodes what rbuf_ holds and delivers it, then keeps reading on this thread while
+    /// replies keep coming (read_now()), bounded; `read_first`: reads before the first decode.
+    /// Arms the asynchronous read at the end while requests remain, and also when idle unless
+    /// this thread is the io_context's only runner (WriteHere). False when it failed the
+    /// connection.
+    bool deliver_replies(bool read_first);
+    /// After a write: on the thread that is the io_context's only runner (WriteHere), with no
+    /// asynchronous read pending, reads the replies here at once (deliver_replies); otherwise
+    /// arms the asynchronous read if none is pending. See WriteHere.
+    void after_send();
     /// After a read's replies are delivered (and what their handlers sent is written), a
     /// reply to those requests is often already in the socket (a server on the same CPU
     /// answers before the client thread runs on). Reading it here, with a non-blocking recv,
@@ -210,6 +221,12 @@ class Connection final : public std::enable_shared_from_this<Connection>,
     std::vector<asio::const_buffer> iov_;           // what is left of it for an asynchronous write
     bool writing_ = false;
     bool decoding_ = false;  // inside driver_->decode(): completions run on this strand
+    // An asynchronous read is pending (and holds a buffer in rbuf_'s free space: nothing else
+    // may read into rbuf_ until it completes). One is always pending while connected, except
+    // on an idle connection whose io_context a WriteHere thread drives: there the next write
+    // reads its reply on the spot (after_send()), with no Asio read before or after it.
+    bool read_armed_ = false;
+    bool reading_ = false;  // inside deliver_replies() (or the handshake's reply): no nesting
     bool handshaking_ = false;
     protocol::OutputBuffer handshake_out_;
     std::chrono::milliseconds backoff_;

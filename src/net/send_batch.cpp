@@ -20,6 +20,7 @@ struct HeldFlushes {
 
 thread_local HeldFlushes t_held;
 thread_local int t_write_here = 0;
+thread_local int t_inline_handlers = 0;
 
 }  // namespace
 
@@ -43,16 +44,23 @@ void SendBatch::send_held() noexcept {
     held.clear();
 }
 
-WriteHere::WriteHere(bool on) noexcept : on_(on) {
+WriteHere::WriteHere(bool on, Handlers handlers) noexcept
+    : on_(on), inline_(on && handlers == Handlers::may_run_inline) {
     if (on_) ++t_write_here;
+    if (inline_) ++t_inline_handlers;
 }
 
 WriteHere::~WriteHere() {
     if (on_) --t_write_here;
+    if (inline_) --t_inline_handlers;
 }
 
 bool WriteHere::active() noexcept {
     return t_write_here > 0;
+}
+
+bool WriteHere::handlers_may_run_inline() noexcept {
+    return t_inline_handlers > 0;
 }
 
 namespace net {

@@ -6,8 +6,9 @@
 // submitting every part. When the last reference goes, the result is delivered:
 //   - from a part's completion (the I/O thread): dispatched to the handler's executor, which
 //     runs it inline when that is the I/O executor;
-//   - from the initiator (every part failed before anything was sent): posted, so a handler is
-//     never invoked from inside the call that started it.
+//   - from the initiator (every part failed before anything was sent, or, on a WriteHere
+//     thread, was answered inside the call): posted, so a handler is never invoked from inside
+//     the call that started it -- unless the thread's WriteHere allows it (may_run_inline).
 //
 // Cancellation: when the handler has a connected cancellation slot (asio::bind_cancellation_slot,
 // awaitable operators, parallel_group, ...), emitting it completes the request at once with
@@ -28,6 +29,7 @@
 #include "folsom/detail/operation.hpp"
 #include "folsom/detail/request_memory.hpp"
 #include "folsom/error.hpp"
+#include "folsom/send_batch.hpp"
 #include "folsom/tracing.hpp"
 
 #include <asio/associated_allocator.hpp>
@@ -233,10 +235,15 @@ class AsyncOp final : public Operation {
             // The usual case: a callback, completed on the I/O thread of a client without a
             // reply executor. What asio::dispatch would do (run it now), decided without
             // building an any_io_executor for the handler.
-            if (asio::io_context* io = core.inline_context();
-                !post && io != nullptr && io->get_executor().running_in_this_thread()) {
-                invoke_inline(io->get_executor(), std::move(handler), std::move(result));
-                return;
+            // A WriteHere thread is the io_context's only runner, inside run_one() or not;
+            // from inside the initiating call only when it allows that (may_run_inline).
+            if (asio::io_context* io = core.inline_context(); io != nullptr) {
+                const bool inline_ok = !post || WriteHere::handlers_may_run_inline();
+                if (inline_ok &&
+                    (io->get_executor().running_in_this_thread() || WriteHere::active())) {
+                    invoke_inline(io->get_executor(), std::move(handler), std::move(result));
+                    return;
+                }
             }
         }
         auto ex = asio::get_associated_executor(handler, core.completion_executor());
