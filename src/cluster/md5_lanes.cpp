@@ -2,21 +2,29 @@
 
 #include "cluster/md5.hpp"
 
+// The AVX2 form: x86-64 with GCC or Clang (function-level target attributes, cpu detection).
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define FOLSOM_MD5_AVX2 1
+#else
+#define FOLSOM_MD5_AVX2 0
+#endif
+
 #include <array>
 #include <cstddef>
-#include <cstring>
 #include <utility>
 
 namespace folsom::cluster {
 
 namespace {
 
-// Four 32-bit lanes. 16 bytes is the widest vector every x86-64 has (SSE2) and the widest GCC
-// passes between functions without an ABI warning; two groups give the eight keys per pass.
-using Lanes = std::uint32_t __attribute__((vector_size(16)));
-constexpr std::size_t lane_count = 4;
+// 32-bit lanes: four in a 16-byte vector, the widest every x86-64 has (SSE2) and the widest GCC
+// passes between functions without an ABI warning; eight in a 32-byte one, compiled only into
+// a function built for AVX2 and chosen at run time when the CPU has it. Two groups per pass
+// (eight or sixteen keys): one group's dependency chain fills the other's latency.
+using Lanes4 = std::uint32_t __attribute__((vector_size(16)));
+using Lanes8 = std::uint32_t __attribute__((vector_size(32)));
 constexpr std::size_t group_count = 2;
-constexpr std::size_t batch = lane_count * group_count;
+constexpr std::size_t max_batch = 8 * group_count;
 constexpr std::size_t max_one_block = 55;  // 64 bytes less 0x80 and the 8-byte bit length
 
 // RFC 1321: the sine table and the per-step rotations.
@@ -35,14 +43,15 @@ constexpr std::array<int, 16> rotation = {7, 12, 17, 22, 5, 9,  14, 20,
 constexpr std::uint32_t init_a = 0x67452301, init_b = 0xefcdab89, init_c = 0x98badcfe,
                         init_d = 0x10325476;
 
+template <class Lanes>
 struct State {
     Lanes a, b, c, d;
 };
 
 // Step i of the 64, on one group. Written once with the round as a template argument so that
 // every constant (function, message word, rotation) is known where the step is inlined.
-template <int I>
-[[gnu::always_inline]] inline void step(State& s, const Lanes* m) noexcept {
+template <int I, class Lanes>
+[[gnu::always_inline]] inline void step(State<Lanes>& s, const Lanes* m) noexcept {
     Lanes f;
     int g;
     if constexpr (I < 16) {
@@ -68,8 +77,9 @@ template <int I>
 
 // All 64 steps, alternating between the groups so that one group's dependency chain fills
 // the other's latency.
-template <int... I>
-[[gnu::always_inline]] inline void steps(State (&s)[group_count], const Lanes (&m)[group_count][16],
+template <class Lanes, int... I>
+[[gnu::always_inline]] inline void steps(State<Lanes> (&s)[group_count],
+                                         const Lanes (&m)[group_count][16],
                                          std::integer_sequence<int, I...>) noexcept {
     ((step<I>(s[0], m[0]), step<I>(s[1], m[1])), ...);
 }
@@ -80,46 +90,65 @@ inline std::uint32_t load_le32(const unsigned char* p) noexcept {
            static_cast<std::uint32_t>(p[2]) << 16 | static_cast<std::uint32_t>(p[3]) << 24;
 }
 
-// Hashes up to `batch` keys of at most max_one_block bytes; unused lanes hash "".
-void hash_batch(const std::string_view* keys, std::size_t n, std::uint32_t* out) noexcept {
-    // The message words, transposed: words[group][j][lane]. A short key fills only its first
-    // few words and the length word; the rest stay zero.
-    alignas(16) std::uint32_t words[group_count][16][lane_count] = {};
+// Hashes up to group_count * lanes keys of at most max_one_block bytes; unused lanes hash "".
+// Always inlined into the function of each width, so that the 32-byte form is compiled only
+// where AVX2 is enabled.
+template <class Lanes>
+[[gnu::always_inline]] inline void hash_batch(const std::string_view* keys, std::size_t n,
+                                              std::uint32_t* out) noexcept {
+    constexpr std::size_t lane_count = sizeof(Lanes) / sizeof(std::uint32_t);
+    constexpr std::size_t batch = lane_count * group_count;
+    // The message words of each group, lane by lane: m[group][j][lane], written in place (a
+    // vector's elements can be assigned one by one). A short key fills only its first few words
+    // and the length word; the rest stay zero.
+    Lanes m[group_count][16] = {};
     for (std::size_t k = 0; k < batch; ++k) {
         // One padded block: key, 0x80, zeros, the length in bits (little-endian, 64-bit; the
-        // high word is 0 for one-block keys).
-        unsigned char block[max_one_block + 1 + 3];
+        // high word is 0 for one-block keys). Read straight from the key: whole words, then
+        // the last 0-3 bytes with the 0x80 after them.
         const std::size_t len = k < n ? keys[k].size() : 0;
-        if (len != 0) std::memcpy(block, keys[k].data(), len);
-        block[len] = 0x80;
-        const std::size_t used = (len + 1 + 3) / 4;  // words holding key bytes or the 0x80
-        std::memset(block + len + 1, 0, used * 4 - len - 1);
-        auto& lane = words[k / lane_count];
-        for (std::size_t j = 0; j < used; ++j)
-            lane[j][k % lane_count] = load_le32(block + 4 * j);
-        lane[14][k % lane_count] = static_cast<std::uint32_t>(len * 8);
+        const auto* p = k < n ? reinterpret_cast<const unsigned char*>(keys[k].data()) : nullptr;
+        Lanes(&words)[16] = m[k / lane_count];
+        const std::size_t lane = k % lane_count;
+        std::size_t j = 0;
+        for (; 4 * j + 4 <= len; ++j)
+            words[j][lane] = load_le32(p + 4 * j);
+        std::uint32_t tail = 0x80u << (8 * (len % 4));
+        for (std::size_t b = 0; b < len % 4; ++b)
+            tail |= static_cast<std::uint32_t>(p[4 * j + b]) << (8 * b);
+        words[j][lane] = tail;
+        words[14][lane] = static_cast<std::uint32_t>(len * 8);
     }
-    Lanes m[group_count][16];
-    std::memcpy(m, words, sizeof m);
-    State s[group_count];
+    State<Lanes> s[group_count];
     for (auto& st : s)
-        st = State{Lanes{} + init_a, Lanes{} + init_b, Lanes{} + init_c, Lanes{} + init_d};
+        st = State<Lanes>{Lanes{} + init_a, Lanes{} + init_b, Lanes{} + init_c, Lanes{} + init_d};
     steps(s, m, std::make_integer_sequence<int, 64>{});
     // Word 0 of the digest is a0 + A, read little-endian: exactly the register's value.
     for (std::size_t k = 0; k < n; ++k)
         out[k] = s[k / lane_count].a[k % lane_count] + init_a;
 }
 
-}  // namespace
+void hash_batch_4(const std::string_view* keys, std::size_t n, std::uint32_t* out) noexcept {
+    hash_batch<Lanes4>(keys, n, out);
+}
 
-void md5_first_words(std::span<const std::string_view> keys,
-                     std::span<std::uint32_t> out) noexcept {
-    std::string_view pending[batch];
-    std::size_t where[batch];
-    std::uint32_t hashed[batch];
+#if FOLSOM_MD5_AVX2
+[[gnu::target("avx2")]] void hash_batch_8(const std::string_view* keys, std::size_t n,
+                                          std::uint32_t* out) noexcept {
+    hash_batch<Lanes8>(keys, n, out);
+}
+#endif
+
+using HashBatch = void (*)(const std::string_view*, std::size_t, std::uint32_t*) noexcept;
+
+void first_words(std::span<const std::string_view> keys, std::span<std::uint32_t> out,
+                 HashBatch hash, std::size_t batch) noexcept {
+    std::string_view pending[max_batch];
+    std::size_t where[max_batch];
+    std::uint32_t hashed[max_batch];
     std::size_t n = 0;
     auto flush = [&] {
-        hash_batch(pending, n, hashed);
+        hash(pending, n, hashed);
         for (std::size_t k = 0; k < n; ++k)
             out[where[k]] = hashed[k];
         n = 0;
@@ -134,6 +163,30 @@ void md5_first_words(std::span<const std::string_view> keys,
         if (++n == batch) flush();
     }
     if (n != 0) flush();
+}
+
+}  // namespace
+
+bool md5_lanes_avx2_available() noexcept {
+#if FOLSOM_MD5_AVX2
+    static const bool available = __builtin_cpu_supports("avx2");
+    return available;
+#else
+    return false;
+#endif
+}
+
+void md5_first_words(std::span<const std::string_view> keys, std::span<std::uint32_t> out,
+                     Md5Lanes lanes) noexcept {
+#if FOLSOM_MD5_AVX2
+    if (lanes != Md5Lanes::four && md5_lanes_avx2_available()) {
+        first_words(keys, out, hash_batch_8, 8 * group_count);
+        return;
+    }
+#else
+    (void)lanes;
+#endif
+    first_words(keys, out, hash_batch_4, 4 * group_count);
 }
 
 }  // namespace folsom::cluster
