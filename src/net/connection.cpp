@@ -621,7 +621,6 @@ void Connection::on_read(std::uint64_t gen, const std::error_code& ec, std::size
         reading_ = true;
         become_connected();
         reading_ = false;
-        if (state() != ConnectionState::connected) return;  // the flush failed it
         if (rbuf_.size() == 0) {
             start_read();
             return;
@@ -632,7 +631,7 @@ void Connection::on_read(std::uint64_t gen, const std::error_code& ec, std::size
     deliver_replies(false);
 }
 
-bool Connection::deliver_replies(bool read_first) {
+void Connection::deliver_replies(bool read_first) {
     reading_ = true;
     for (int round = 0;; ++round) {
         if (round > 0 || read_first) {
@@ -641,7 +640,7 @@ bool Connection::deliver_replies(bool read_first) {
             if (r == ReadNow::would_block) break;
             if (r == ReadNow::failed) {  // fail() has run
                 reading_ = false;
-                return false;
+                return;
             }
         }
         decoding_ = true;
@@ -651,7 +650,7 @@ bool Connection::deliver_replies(bool read_first) {
         if (step.ec) {
             reading_ = false;
             fail(step.ec, step.message);
-            return false;
+            return;
         }
         read_need_ = step.needed;
         flush();  // what the completions just submitted (see submit())
@@ -661,7 +660,6 @@ bool Connection::deliver_replies(bool read_first) {
     // closing it. Not when idle on a WriteHere thread: no one runs the io_context between that
     // thread's requests anyway, and the next write reads its own reply (after_send()).
     if (!not_connected() && (!inflight_.empty() || !WriteHere::active())) start_read();
-    return true;
 }
 
 void Connection::after_send() {

@@ -112,9 +112,8 @@ class Connection final : public std::enable_shared_from_this<Connection>,
     /// Decodes what rbuf_ holds and delivers it, then keeps reading on this thread while
     /// replies keep coming (read_now()), bounded; `read_first`: reads before the first decode.
     /// Arms the asynchronous read at the end while requests remain, and also when idle unless
-    /// this thread is the io_context's only runner (WriteHere). False when it failed the
-    /// connection.
-    bool deliver_replies(bool read_first);
+    /// this thread is the io_context's only runner (WriteHere).
+    void deliver_replies(bool read_first);
     /// After a write: on the thread that is the io_context's only runner (WriteHere), with no
     /// asynchronous read pending, reads the replies here at once (deliver_replies); otherwise
     /// arms the asynchronous read if none is pending. See WriteHere.
