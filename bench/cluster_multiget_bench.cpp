@@ -93,30 +93,40 @@ struct Memcached {
     std::string address() const { return "127.0.0.1:" + std::to_string(port); }
 };
 
-double cpu_seconds() {
+/// This process's CPU time so far, in user space and in the kernel.
+struct CpuTime {
+    double user = 0, kernel = 0;
+};
+
+CpuTime cpu_seconds() {
     rusage u{};
     ::getrusage(RUSAGE_SELF, &u);
-    return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
-           static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+    const auto seconds = [](const timeval& t) {
+        return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
+    };
+    return {seconds(u.ru_utime), seconds(u.ru_stime)};
 }
 
 /// One measurement: `iterations` multi-gets of keys_per_get keys.
 struct Cost {
     double cpu_ns_per_key = 0;
+    double kernel_ns_per_key = 0;  // the part of cpu_ns_per_key spent in the kernel
     double wall_us_per_call = 0;
 };
 
 template <class Run>
 Cost measure(int iterations, Run&& run) {
     run(iterations / 10);  // warm up
-    const double cpu0 = cpu_seconds();
+    const CpuTime cpu0 = cpu_seconds();
     const auto wall0 = std::chrono::steady_clock::now();
     run(iterations);
-    const double cpu = cpu_seconds() - cpu0;
+    const CpuTime cpu1 = cpu_seconds();
     const double wall =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
-    const auto n = static_cast<double>(iterations);
-    return {cpu * 1e9 / (n * static_cast<double>(keys_per_get)), wall * 1e6 / n};
+    const double user = cpu1.user - cpu0.user, kernel = cpu1.kernel - cpu0.kernel;
+    const double keys = static_cast<double>(iterations) * static_cast<double>(keys_per_get);
+    return {(user + kernel) * 1e9 / keys, kernel * 1e9 / keys,
+            wall * 1e6 / static_cast<double>(iterations)};
 }
 
 std::vector<std::string> bench_keys() {
@@ -342,12 +352,12 @@ int run(int argc, char** argv) {
 
     struct Row {
         const char* name;
-        std::vector<double> cpu, wall;
+        std::vector<double> cpu, kernel, wall;
     };
-    Row rows[4] = {{"library, 1 server", {}, {}},
-                   {"raw floor, 1 server", {}, {}},
-                   {"library, 3 servers", {}, {}},
-                   {"raw floor, 3 servers", {}, {}}};
+    Row rows[4] = {{"library, 1 server", {}, {}, {}},
+                   {"raw floor, 1 server", {}, {}, {}},
+                   {"library, 3 servers", {}, {}, {}},
+                   {"raw floor, 3 servers", {}, {}, {}}};
     const auto run_row = [&](int i, int n) {
         switch (i) {
             case 0:
@@ -365,12 +375,14 @@ int run(int argc, char** argv) {
             if (only != 0 && i != only - 1) continue;
             const Cost cost = measure(iterations, [&](int n) { run_row(i, n); });
             rows[i].cpu.push_back(cost.cpu_ns_per_key);
+            rows[i].kernel.push_back(cost.kernel_ns_per_key);
             rows[i].wall.push_back(cost.wall_us_per_call);
         }
     if (only != 0) {
         const Row& row = rows[only - 1];
-        std::printf("%s: client CPU %.1f ns/key, wall %.2f us/call (medians of %d)\n", row.name,
-                    median(row.cpu), median(row.wall), reps);
+        std::printf(
+            "%s: client CPU %.1f ns/key (kernel %.1f), wall %.2f us/call (medians of %d)\n",
+            row.name, median(row.cpu), median(row.kernel), median(row.wall), reps);
         return 0;
     }
 
@@ -378,12 +390,13 @@ int run(int argc, char** argv) {
         "%d-key multi-get (%zu-byte values, keys %s over three servers), %d calls x %d "
         "reps, medians:\n",
         static_cast<int>(keys_per_get), value_size, raw3.shares().c_str(), iterations, reps);
-    std::printf("  %-22s %14s %14s   runs (client CPU ns/key)\n", "", "client CPU", "wall");
+    std::printf("  %-22s %14s %16s %14s   runs (client CPU ns/key)\n", "", "client CPU",
+                "of it in kernel", "wall");
     double cpu[4];
     for (int i = 0; i < 4; ++i) {
         cpu[i] = median(rows[i].cpu);
-        std::printf("  %-22s %9.1f ns/key %9.2f us/call  ", rows[i].name, cpu[i],
-                    median(rows[i].wall));
+        std::printf("  %-22s %9.1f ns/key %9.1f ns/key %9.2f us/call  ", rows[i].name, cpu[i],
+                    median(rows[i].kernel), median(rows[i].wall));
         for (double v : rows[i].cpu)
             std::printf(" %.1f", v);
         std::printf("\n");

@@ -27,6 +27,7 @@
 // pinned as the first). Their ratios are the "route trees" table:
 //   taskset -c 0 build/bench/folsom_e2e_bench --reps 5
 //       --case 'route_pool,allsync2,get.pipe.folsom$,mget100.folsom$,set.pipe.folsom$'
+#include "e2e/blocking_cases.hpp"
 #include "e2e/folsom_cases.hpp"
 #include "e2e/keyset.hpp"
 #include "e2e/libmemcached_cases.hpp"
@@ -315,6 +316,11 @@ int main(int argc, char** argv) try {
     lm->set(keys.size());  // preload every key
     auto fo = std::make_unique<fb::FolsomCases>(server.port(), keys);
     auto raw = std::make_unique<fb::RawSocketGet>(server.port(), keys);
+    // The synchronous facade, with either driver.
+    auto blocking_thread = std::make_unique<fb::BlockingCases>(
+        server.port(), keys, folsom::BlockingClient::Driver::io_thread);
+    auto blocking_caller = std::make_unique<fb::BlockingCases>(
+        server.port(), keys, folsom::BlockingClient::Driver::caller);
     // The other protocols, for the protocol table.
     auto lm_bin = std::make_unique<fb::LibmemcachedCases>(server.port(), keys, true);
     auto fo_bin = std::make_unique<fb::FolsomCases>(server.port(), keys, folsom::Protocol::binary);
@@ -350,6 +356,11 @@ int main(int argc, char** argv) try {
          [&](std::uint64_t n) { return fo->get(n, 1); }},
         {"get.seq.libmemcached", "libmemcached memcached_get loop", 2000,
          [&](std::uint64_t n) { return lm->get(n); }},
+        {"get.seq.blocking", "folsom::BlockingClient get loop, its own I/O thread", 2000,
+         [&](std::uint64_t n) { return blocking_thread->get(n); }},
+        {"get.seq.blocking_caller",
+         "folsom::BlockingClient get loop, caller-driven (Driver::caller)", 2000,
+         [&](std::uint64_t n) { return blocking_caller->get(n); }},
         {"get.pipe.folsom", "folsom get, 1000 in flight", 20000,
          [&](std::uint64_t n) { return fo->get(n, window); }},
         {"get.pipe.folsom.route_pool", "folsom get through PoolRoute\\|A, 1000 in flight", 20000,
@@ -492,6 +503,10 @@ int main(int argc, char** argv) try {
         row("sequential get", "get.seq.folsom", {"get.seq.libmemcached"}, "libmemcached get"),
         row("sequential get vs raw socket", "get.seq.folsom", {"get.seq.raw"}, "raw socket", 1,
             "<= 1.10x raw", 0, 1.10),
+        row("sequential get, BlockingClient caller-driven", "get.seq.blocking_caller",
+            {"get.seq.libmemcached"}, "libmemcached get"),
+        row("sequential get, BlockingClient with its I/O thread", "get.seq.blocking",
+            {"get.seq.libmemcached"}, "libmemcached get"),
         row("pipelined get (1000 in flight)", "get.pipe.folsom",
             {"get.pipe.libmemcached", "get.pipe.libmemcached_noblock"}, "libmemcached mget+fetch",
             1, "<= 0.30 us", 0.30),

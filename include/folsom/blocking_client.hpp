@@ -1,10 +1,17 @@
 /// @file
 /// BlockingClient: a synchronous facade over Client for scripts, tools and tests.
 ///
-/// It owns an io_context and one I/O thread; every call blocks the caller until the request
+/// It owns an io_context, run by an I/O thread of its own (the default) or by the calling
+/// threads themselves (Driver::caller); every call blocks the caller until the request
 /// completes. Errors are thrown as std::system_error carrying the folsom error_code. Safe to
 /// call from many threads at once (requests from different threads pipeline on the same
 /// connections). Never call it from inside a completion handler of the same client.
+///
+/// Driver::caller is the shape libmemcached has: a sequential get is written, its reply read
+/// and its result returned on the calling thread, with no thread hand-off (a send(2) and, when
+/// the server has answered by then, a recv(2); else one epoll_wait more). The I/O thread costs
+/// a hand-off each way per request: on one CPU, about 2.4x libmemcached's client CPU per
+/// sequential get, where the caller-driven form is about its equal (bench/e2e, get.seq rows).
 ///
 /// Errors: the folsom error_code of a failed request is thrown as std::system_error; a miss is
 /// an empty optional and other non-error outcomes are a Status, as in Client.
@@ -13,29 +20,42 @@
 #pragma once
 
 #include "folsom/client.hpp"
-#include "folsom/send_batch.hpp"
+#include "folsom/detail/blocking_loop.hpp"
 
-#include <asio/executor_work_guard.hpp>
-#include <asio/io_context.hpp>
-#include <asio/use_future.hpp>
-
+#include <cstdint>
 #include <functional>
-#include <future>
-#include <thread>
+#include <system_error>
 
 namespace folsom {
 
-/// A synchronous facade over Client: owns an io_context and its I/O thread; each call blocks
-/// until its request completes and throws std::system_error on failure. Thread-safe.
+/// A synchronous facade over Client: owns an io_context, run by its own I/O thread or by the
+/// calling threads; each call blocks until its request completes and throws std::system_error
+/// on failure. Thread-safe.
 class BlockingClient {
   public:
-    /// Connects as Client::connect(options) does (in the background) and starts the I/O thread.
-    /// Throws std::system_error(errc::invalid_argument) for a malformed server list.
-    explicit BlockingClient(const Options& options);
+    /// Who runs the client's I/O.
+    enum class Driver : std::uint8_t {
+        /// A thread of the client's own, always: requests started through async() progress
+        /// by themselves, and so do reconnects and health checks between calls.
+        io_thread,
+        /// The threads that call and wait: the first waiter drives the I/O until its own
+        /// request is done, the others sleep until theirs is or the I/O is free to drive.
+        /// Nothing runs between calls: a reconnect or a timer that fell due meanwhile runs at
+        /// the start of the next call, and requests started through async() progress only
+        /// while some thread waits in a call.
+        caller,
+    };
+
+    /// Connects as Client::connect(options) does (in the background); with Driver::io_thread,
+    /// starts the I/O thread. Throws std::system_error(errc::invalid_argument) for a malformed
+    /// server list.
+    explicit BlockingClient(const Options& options, Driver driver = Driver::io_thread);
     /// Runs the client `make(executor)` returns instead of connecting one, e.g. the fake:
     /// `BlockingClient c([](asio::any_io_executor ex) { return make_fake_client(ex); });`
-    explicit BlockingClient(const std::function<Client(asio::any_io_executor)>& make);
-    /// Shuts the client down and joins the I/O thread.
+    explicit BlockingClient(const std::function<Client(asio::any_io_executor)>& make,
+                            Driver driver = Driver::io_thread);
+    /// Shuts the client down, lets it deliver what that fails, and joins the I/O thread. No
+    /// other thread may be in a call.
     ~BlockingClient();
     BlockingClient(const BlockingClient&) = delete;
     BlockingClient& operator=(const BlockingClient&) = delete;
@@ -45,24 +65,25 @@ class BlockingClient {
 
     /// Client::get: the value, or an empty optional on a miss.
     std::optional<Value> get(std::string_view key) {
-        return wait(client_.get(key, asio::use_future));
+        return call<std::optional<Value>>([&](auto h) { client_.get(key, std::move(h)); });
     }
     /// Client::gets: as get, with Value::cas set.
     std::optional<Value> gets(std::string_view key) {
-        return wait(client_.gets(key, asio::use_future));
+        return call<std::optional<Value>>([&](auto h) { client_.gets(key, std::move(h)); });
     }
     /// Client::gat: get and set the ttl.
     std::optional<Value> gat(std::string_view key, Ttl ttl) {
-        return wait(client_.gat(key, ttl, asio::use_future));
+        return call<std::optional<Value>>([&](auto h) { client_.gat(key, ttl, std::move(h)); });
     }
     /// Client::get_multi: the values in key order. Throws only when every server failed.
     MultiGetResult get_multi(std::span<const std::string_view> keys) {
-        return wait(client_.get_multi(keys, asio::use_future));
+        return call<MultiGetResult>([&](auto h) { client_.get_multi(keys, std::move(h)); });
     }
     /// Client::store: the general store.
     Status store(StoreMode mode, std::string_view key, Bytes value, Ttl ttl,
                  StoreOptions opts = {}) {
-        return wait(client_.store(mode, key, std::move(value), ttl, opts, asio::use_future));
+        return call<Status>(
+            [&](auto h) { client_.store(mode, key, std::move(value), ttl, opts, std::move(h)); });
     }
     /// Client::set: stored (or value_too_large / out_of_memory from the server).
     Status set(std::string_view key, Bytes value, Ttl ttl = Ttl{0}, std::uint32_t flags = 0) {
@@ -73,74 +94,88 @@ class BlockingClient {
         return store(StoreMode::cas, key, std::move(value), ttl, {0, cas});
     }
     /// Client::del: deleted or not_found.
-    Status del(std::string_view key) { return wait(client_.del(key, asio::use_future)); }
+    Status del(std::string_view key) {
+        return call<Status>([&](auto h) { client_.del(key, std::move(h)); });
+    }
     /// Client::touch: touched or not_found.
     Status touch(std::string_view key, Ttl ttl) {
-        return wait(client_.touch(key, ttl, asio::use_future));
+        return call<Status>([&](auto h) { client_.touch(key, ttl, std::move(h)); });
     }
     /// Client::incr: the new value, or an empty optional when the key is missing.
     std::optional<std::uint64_t> incr(std::string_view key, std::uint64_t delta) {
-        return wait(client_.incr(key, delta, asio::use_future));
+        return call<std::optional<std::uint64_t>>(
+            [&](auto h) { client_.incr(key, delta, std::move(h)); });
     }
     /// Client::decr: as incr; never below 0.
     std::optional<std::uint64_t> decr(std::string_view key, std::uint64_t delta) {
-        return wait(client_.decr(key, delta, asio::use_future));
+        return call<std::optional<std::uint64_t>>(
+            [&](auto h) { client_.decr(key, delta, std::move(h)); });
     }
     /// With an initial value: binary and meta protocols only.
     std::optional<std::uint64_t> incr(std::string_view key, std::uint64_t delta,
                                       std::uint64_t initial, Ttl ttl) {
-        return wait(client_.incr(key, delta, initial, ttl, asio::use_future));
+        return call<std::optional<std::uint64_t>>(
+            [&](auto h) { client_.incr(key, delta, initial, ttl, std::move(h)); });
     }
     /// As decr, creating a missing counter holding `initial`: binary and meta protocols only.
     std::optional<std::uint64_t> decr(std::string_view key, std::uint64_t delta,
                                       std::uint64_t initial, Ttl ttl) {
-        return wait(client_.decr(key, delta, initial, ttl, asio::use_future));
+        return call<std::optional<std::uint64_t>>(
+            [&](auto h) { client_.decr(key, delta, initial, ttl, std::move(h)); });
     }
     /// Client::meta_get (meta protocol only): the value with its cas, flags and W/X/Z.
     MetaGetResult meta_get(std::string_view key, const MetaGetOptions& opts = {}) {
-        return wait(client_.meta_get(key, opts, asio::use_future));
+        return call<MetaGetResult>([&](auto h) { client_.meta_get(key, opts, std::move(h)); });
     }
     /// Client::meta_set (meta protocol only): stored, not_stored, exists or not_found.
     Status meta_set(std::string_view key, Bytes value, Ttl ttl = Ttl{0},
                     const MetaSetOptions& opts = {}) {
-        return wait(client_.meta_set(key, std::move(value), ttl, opts, asio::use_future));
+        return call<Status>(
+            [&](auto h) { client_.meta_set(key, std::move(value), ttl, opts, std::move(h)); });
     }
     /// Client::meta_delete (meta protocol only): deleted (or marked stale), not_found, exists.
     Status meta_delete(std::string_view key, const MetaDeleteOptions& opts = {}) {
-        return wait(client_.meta_delete(key, opts, asio::use_future));
+        return call<Status>([&](auto h) { client_.meta_delete(key, opts, std::move(h)); });
     }
     /// Client::flush_all: one result per server.
     std::vector<NodeResult<Status>> flush_all(std::optional<std::chrono::seconds> delay = {}) {
-        return wait(client_.flush_all(delay, asio::use_future));
+        return call<std::vector<NodeResult<Status>>>(
+            [&](auto h) { client_.flush_all(delay, std::move(h)); });
     }
     /// Client::stats: one result per server.
     std::vector<NodeResult<StatList>> stats(std::string_view group = {}) {
-        return wait(client_.stats(group, asio::use_future));
+        return call<std::vector<NodeResult<StatList>>>(
+            [&](auto h) { client_.stats(group, std::move(h)); });
     }
     /// Client::delete_all: deletes `key` on every server; one result per server (deleted,
     /// not_found, or that server's error). Throws only when every server failed, or
     /// errc::invalid_key for a bad key.
     std::vector<NodeResult<Status>> delete_all(std::string_view key) {
-        return wait(client_.delete_all(key, asio::use_future));
+        return call<std::vector<NodeResult<Status>>>(
+            [&](auto h) { client_.delete_all(key, std::move(h)); });
     }
     /// Client::version: one result per server.
     std::vector<NodeResult<std::string>> version() {
-        return wait(client_.version(asio::use_future));
+        return call<std::vector<NodeResult<std::string>>>(
+            [&](auto h) { client_.version(std::move(h)); });
     }
 
   private:
-    /// A SendBatch open on the calling thread would hold the request back until it ends;
-    /// send it first, or the wait would never end.
-    template <class T>
-    static T wait(std::future<T> f) {
-        SendBatch::send_held();
-        return f.get();
+    /// Starts a request (`start(handler)`) and waits for it (driving the I/O when the client
+    /// is caller-driven and no other thread does); its value, or its error thrown. A SendBatch
+    /// open on the calling thread would hold the request back until it ends: the wait sends it
+    /// first.
+    template <class T, class Start>
+    T call(Start&& start) {
+        detail::WaitSlot<T> slot;
+        const bool lead = loop_.start([&] { start(detail::WaitHandler<T>{&slot, &loop_}); });
+        loop_.wait([&] { return slot.done; }, lead);
+        if (slot.error) throw std::system_error(slot.error);
+        return std::move(slot.value);
     }
 
-    asio::io_context io_;
-    asio::executor_work_guard<asio::io_context::executor_type> work_;
+    detail::BlockingLoop loop_;
     Client client_;
-    std::thread thread_;
 };
 
 }  // namespace folsom

@@ -13,13 +13,13 @@
 // Bad input (key type, key content, value size, a closed client) raises before anything is sent.
 #include "folsom/cache_recipes.hpp"
 #include "folsom/client.hpp"
+#include "folsom/detail/blocking_loop.hpp"
 #include "folsom/error.hpp"
 #include "folsom/metrics_registry.hpp"
 #include "folsom/protocol/key.hpp"
 #include "folsom/quiet_client.hpp"
 #include "folsom/send_batch.hpp"
 
-#include "loop.hpp"
 #include "waiter.hpp"
 
 #include <asio/bind_cancellation_slot.hpp>
@@ -514,27 +514,13 @@ struct AsyncHandler {
     }
 };
 
-/// The result slot of a blocking request; the waiting thread's frame owns it.
+// The blocking requests' loop (caller-driven by default, or an I/O thread of its own), the
+// result slot a waiting thread's frame owns, and the handler that fills it.
+using Loop = folsom::detail::BlockingLoop;
 template <class T>
-struct Slot {
-    bool done = false;
-    std::error_code error;
-    T value{};
-};
-
+using Slot = folsom::detail::WaitSlot<T>;
 template <class T>
-struct SyncHandler {
-    Slot<T>* slot;
-    Loop* loop;
-    template <class U>
-    void operator()(std::error_code ec, U&& v) {
-        loop->notify([&] {
-            slot->error = ec;
-            slot->value = std::forward<U>(v);
-            slot->done = true;
-        });
-    }
-};
+using SyncHandler = folsom::detail::WaitHandler<T>;
 
 // ---- the client --------------------------------------------------------------------------
 
@@ -614,21 +600,12 @@ class NativeClient {
 
     // ---- blocking and asynchronous forms ----
 
-    /// Starts a blocking request. On a caller-driven loop no other thread drives, this thread
-    /// takes the lead first, so that the request is written here (folsom::WriteHere: one
-    /// send(2), no posted flush and no zero-timeout epoll_wait before it) and the wait that
-    /// follows drives at once. Returns whether it leads: pass that to Loop::wait.
+    /// Starts a blocking request (Loop::start): on a caller-driven loop no other thread drives,
+    /// this thread takes the lead first and writes the request here. Returns whether it leads:
+    /// pass that to Loop::wait.
     template <class Start>
     bool start_led(Start&& start) {
-        const bool lead = loop_.try_lead();
-        try {
-            WriteHere here(lead, WriteHere::Handlers::may_run_inline);
-            start();
-        } catch (...) {
-            if (lead) loop_.end_lead();
-            throw;
-        }
-        return lead;
+        return loop_.start(std::forward<Start>(start));
     }
 
     template <class T, class Start>

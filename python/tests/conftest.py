@@ -50,16 +50,31 @@ class Memcached:
         self.port = None
         for _ in range(5):  # a free port can be taken between probing and binding: retry
             self.port = free_port()
-            args = ["memcached", "-l", "127.0.0.1", "-p", str(self.port), "-U", "0", "-t", "2",
-                    "-m", "64"]
-            if os.geteuid() == 0:
-                args += ["-u", "root"]
-            self.proc = subprocess.Popen(args + self.extra, env=env, stdout=subprocess.DEVNULL,
-                                         stderr=subprocess.PIPE)
-            if wait_listening(self.port, self.proc):
+            if self._spawn():
                 return
             self.stop()
         raise RuntimeError("memcached did not start: %s" % (self.proc.stderr.read() if self.proc else ""))
+
+    def _spawn(self):
+        args = ["memcached", "-l", "127.0.0.1", "-p", str(self.port), "-U", "0", "-t", "2",
+                "-m", "64"]
+        if os.geteuid() == 0:
+            args += ["-u", "root"]
+        self.proc = subprocess.Popen(args + self.extra, env=self.env, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.PIPE)
+        return wait_listening(self.port, self.proc)
+
+    def restart(self):
+        """Starts again on the same port (after kill()); the port may linger briefly."""
+        self.kill()
+        for _ in range(50):
+            if self.proc and self.proc.stderr:
+                self.proc.stderr.close()
+            if self._spawn():
+                return
+            self.kill()
+            time.sleep(0.05)
+        raise RuntimeError("memcached did not restart on port %d" % self.port)
 
     @property
     def address(self):

@@ -228,6 +228,31 @@ def test_sync_killed_server(memcached):
     c.close()
 
 
+@pytest.mark.parametrize("io_thread", [False, True])
+def test_sync_reconnects_once_the_server_is_back(memcached, io_thread):
+    """The server dies and comes back on its port: while it is down every call fails at once,
+    and once it is back calls succeed again. Caller-driven (the default), nothing runs between
+    calls and a refused call drives nothing: the client runs its due reconnect at the start of
+    a call, or it would never reconnect."""
+    c = folsom.Client(memcached.address, timeout=2, io_thread=io_thread)
+    c.set("k", b"v")
+    memcached.kill()
+    for _ in range(3):
+        with pytest.raises(folsom.MemcacheError):
+            c.get("k")
+    memcached.restart()
+    deadline = time.monotonic() + 10
+    ok = False
+    while not ok and time.monotonic() < deadline:
+        try:
+            ok = c.set("k", b"again")
+        except folsom.MemcacheError:
+            time.sleep(0.005)
+    assert ok, "no successful call within 10 s of the restart"
+    assert c.get("k") == b"again"
+    c.close()
+
+
 async def test_async_unix_socket(unix_memcached):
     async with folsom.AsyncClient(unix_memcached.address) as c:
         keys = ["au%d" % i for i in range(100)]

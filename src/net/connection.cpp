@@ -79,12 +79,15 @@ std::string unix_socket_tls_refusal(const std::string& path) {
 
 template <class Buffers, class Handler>
 void Connection::async_read_some(const Buffers& b, Handler&& h) {
-    if (tls_)
+    if (tls_) {
+        const auto allocator = asio::get_associated_allocator(h);
         tls_->async_read_some(
-            b, [s = tls_, h = std::forward<Handler>(h)](const std::error_code& ec,
-                                                        std::size_t n) mutable { h(ec, n); });
-    else
+            b, asio::bind_allocator(
+                   allocator, [s = tls_, h = std::forward<Handler>(h)](
+                                  const std::error_code& ec, std::size_t n) mutable { h(ec, n); }));
+    } else {
         socket_.async_read_some(b, std::forward<Handler>(h));
+    }
 }
 
 template <class Buffers, class Handler>
@@ -591,9 +594,15 @@ void Connection::start_read() {
     if (read_armed_) return;
     read_armed_ = true;
     auto space = rbuf_.prepare(std::max(read_need_, min_read_size));
+    // The read operation's memory comes from the request memory, as the flush's does: a
+    // thread that arms it outside the io_context's run (a WriteHere thread whose write did not
+    // find its reply) would otherwise reach malloc for it every time.
     async_read_some(asio::buffer(space.data(), space.size()),
-                    [self = shared_from_this(), gen = generation_](
-                        const std::error_code& ec, std::size_t n) { self->on_read(gen, ec, n); });
+                    asio::bind_allocator(detail::RequestAllocator<void>(),
+                                         [self = shared_from_this(), gen = generation_](
+                                             const std::error_code& ec, std::size_t n) {
+                                             self->on_read(gen, ec, n);
+                                         }));
 }
 
 void Connection::on_read(std::uint64_t gen, const std::error_code& ec, std::size_t n) {

@@ -10,6 +10,7 @@
 #include "folsom/quiet_client.hpp"
 
 #include "support/counting_operator_new.hpp"
+#include "support/delay_proxy.hpp"
 #include "support/memcached_server.hpp"
 
 #include <asio/executor_work_guard.hpp>
@@ -307,6 +308,31 @@ TEST_F(ClientAllocations, APipelineRunFromCompletionsAllocatesNothingPerViewGet)
     // (doubling, so a handful at most), never one per get.
     EXPECT_LE(heap_allocations() - before, 4u);
     client.shutdown();
+}
+
+// A caller-driven BlockingClient behind a proxy that delays each reply by a millisecond: every
+// get writes its request on the calling thread, finds no reply in the call, and arms the
+// connection's read there, outside the io_context's run, where Asio's own recycling of
+// operation memory does not reach (it was one malloc per get). Once warm, a get allocates
+// only its Value's bytes, all of it on the calling thread (the proxy's thread allocates on its
+// own, and is not counted).
+TEST_F(ClientAllocations, CallerDrivenBlockingGetsThatWaitForTheirReplyAllocateOnlyTheirValues) {
+    folsom::test::DelayProxy proxy(server_.port());
+    proxy.set_delay(1ms);
+    folsom::Options o = options();
+    o.servers = {proxy.address()};
+    folsom::BlockingClient c(o, folsom::BlockingClient::Driver::caller);
+    for (int i = 0; i < 20; ++i)  // warm
+        ASSERT_TRUE(c.get(names_[static_cast<std::size_t>(i)]));
+    constexpr std::size_t gets = 200;
+    const std::size_t before = folsom::test::heap_allocations_on_this_thread();
+    for (std::size_t i = 0; i < gets; ++i) {
+        const auto v = c.get(names_[i % keys]);
+        ASSERT_TRUE(v && v->data.size() == 64);
+    }
+    // One per get, its Value; a few more may come from a health-timer tick or a queue
+    // reaching a new peak, never one more per get.
+    EXPECT_LE(folsom::test::heap_allocations_on_this_thread() - before, gets + 10);
 }
 
 }  // namespace
