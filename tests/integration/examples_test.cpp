@@ -177,4 +177,10 @@ TEST_F(Examples, MetricsExport) {
         EXPECT_NE(r.output.find(line), std::string::npos) << line << "\n" << r.output;
 }
 
+TEST_F(Examples, BlockingLikeLibmemcached) {
+    auto r = run_example("11_blocking_like_libmemcached", server_.address());
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(r.output, "visits: 1000\nfailures: 0\n");
+}
+
 }  // namespace
