@@ -1,8 +1,9 @@
-// BlockingClient with either driver: its own I/O thread, or the calling threads
+// BlockingClient with either driver, its own I/O thread or the calling threads
 // (BlockingClient::Driver::caller: the first waiter drives the I/O, the others follow). Every
-// call answers once, from many threads at once too; a caller-driven client reconnects after
-// its server comes back even when every call in between fails at once (nothing else would run
-// its reconnect timer), times out against a frozen server, and starts no thread.
+// call answers once, over every protocol, over TCP and a Unix socket, and from many threads at
+// once; a caller-driven client reconnects after its server comes back even when every call in
+// between fails at once (nothing else would run its reconnect timer), times out against a
+// frozen server, and starts no thread.
 #include "folsom/blocking_client.hpp"
 
 #include "support/memcached_server.hpp"
@@ -51,14 +52,21 @@ folsom::errc error_of(const std::function<void()>& call) {
     return folsom::errc{};
 }
 
-class BlockingDriverOps : public ::testing::TestWithParam<std::tuple<Driver, Protocol>> {
+using folsom::test::Transport;
+
+class BlockingDriverOps : public ::testing::TestWithParam<std::tuple<Driver, Protocol, Transport>> {
   protected:
     Driver driver() const { return std::get<0>(GetParam()); }
     Protocol protocol() const { return std::get<1>(GetParam()); }
+    folsom::test::MemcachedServer start_server() const {
+        if (std::get<2>(GetParam()) == Transport::unix_socket)
+            return folsom::test::MemcachedServer(folsom::test::UnixSocket{});
+        return folsom::test::MemcachedServer();
+    }
 };
 
 TEST_P(BlockingDriverOps, EveryOperationAnswers) {
-    folsom::test::MemcachedServer server;
+    folsom::test::MemcachedServer server = start_server();
     BlockingClient c(folsom::Options{.servers = {server.address()}, .protocol = protocol()},
                      driver());
     EXPECT_EQ(c.set("k", "hello", 60s, 7), Status::stored);
@@ -94,16 +102,20 @@ TEST_P(BlockingDriverOps, EveryOperationAnswers) {
     EXPECT_EQ(c.set("after", "ok"), Status::stored);
 }
 
-std::string driver_and_protocol_name(
-    const ::testing::TestParamInfo<std::tuple<Driver, Protocol>>& info) {
-    return std::string(driver_name(std::get<0>(info.param))) + "_" +
-           folsom::test::protocol_name({std::get<1>(info.param), info.index});
+std::string driver_protocol_and_transport_name(
+    const ::testing::TestParamInfo<std::tuple<Driver, Protocol, Transport>>& info) {
+    const auto [driver, protocol, transport] = info.param;
+    return std::string(driver_name(driver)) + "_" +
+           folsom::test::protocol_name({protocol, info.index}) + "_" +
+           folsom::test::transport_name(transport);
 }
 
 INSTANTIATE_TEST_SUITE_P(All, BlockingDriverOps,
                          ::testing::Combine(::testing::Values(Driver::io_thread, Driver::caller),
-                                            folsom::test::all_protocols),
-                         driver_and_protocol_name);
+                                            folsom::test::all_protocols,
+                                            ::testing::Values(Transport::tcp,
+                                                              Transport::unix_socket)),
+                         driver_protocol_and_transport_name);
 
 class BlockingDriver : public ::testing::TestWithParam<Driver> {};
 
