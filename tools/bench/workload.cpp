@@ -137,7 +137,16 @@ class Worker {
     }
 
     /// Reads the phase's clock, and keeps the reading for the requests that are not timed.
-    std::uint64_t read_clock() noexcept { return now = phase->ticks.now(); }
+    /// A stop (another worker's request budget used up, or an interrupt) is looked for here
+    /// too, at least once in 64 completions, rather than by every request: it moves the
+    /// worker's end to now.
+    std::uint64_t read_clock() noexcept {
+        now = phase->ticks.now();
+        if (phase->stop.load(std::memory_order_relaxed) ||
+            phase->interrupted->load(std::memory_order_relaxed))
+            end_ticks = 0;
+        return now;
+    }
 
     /// The next request's ticket number, or false when the phase's request count is used up.
     /// Tickets come from the phase's shared counter a block at a time, so a worker makes one
@@ -156,6 +165,7 @@ class Worker {
     Counts counts;
     std::uint64_t finished_at = 0;  // in the phase's ticks; 0 until a slot finishes
     std::uint64_t now = 0;          // the last clock reading (the phase's ticks)
+    std::uint64_t end_ticks = 0;    // no request starts at or after it: the deadline, or 0
     std::uint32_t untimed = 0;      // completions since it
     Phase* phase = nullptr;
 
@@ -201,10 +211,8 @@ class Slot {
     /// `now`: the phase's ticks, `fresh` when just read (else the worker's last reading,
     /// good enough for the deadline).
     void issue(std::uint64_t now, bool fresh) {
+        if (now >= w_.end_ticks) return w_.slot_finished();
         Phase& p = *w_.phase;
-        if (now >= p.deadline_ticks || p.stop.load(std::memory_order_relaxed) ||
-            p.interrupted->load(std::memory_order_relaxed))
-            return w_.slot_finished();
         std::uint64_t ticket = 0;
         if (p.limit != unlimited && !w_.take_ticket(ticket)) return w_.slot_finished();
         Op op = p.op;
@@ -423,6 +431,7 @@ void Worker::start(Phase& p) {
                                                p.op == Op::mget ? p.batch : 1, *p.key_table,
                                                static_cast<std::uint32_t>(i % p.time_every) + 1);
         active_ = slots_.size();
+        end_ticks = p.deadline_ticks;
         const std::uint64_t t = read_clock();
         for (auto& s : slots_)
             s->issue(t, true);
