@@ -11,6 +11,7 @@
 #include "support/memcached_server.hpp"
 #include "support/protocols.hpp"
 
+#include <asio/post.hpp>
 #include <asio/use_future.hpp>
 #include <gtest/gtest.h>
 
@@ -18,6 +19,7 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <future>
 #include <memory>
 #include <string>
 #include <thread>
@@ -225,6 +227,12 @@ TEST_P(SendBatchTest, AClientGoneBeforeTheBatchEndsCompletesItsRequestsOnce) {
     auto client = std::make_unique<folsom::Client>(
         folsom::Client::connect(own->io(), options({server.address()})));
     store_keys(*client, 1);  // connected
+    // The I/O thread may still be in the turn that delivered the set's reply, whose end
+    // flushes what completions queued: a request queued meanwhile, held or not, would go out
+    // with it (and hit). Wait until that turn is over.
+    std::promise<void> idle;
+    asio::post(own->io(), [&idle] { idle.set_value(); });
+    idle.get_future().wait();
     {
         SendBatch batch;
         start_gets(*client, 5, c);
