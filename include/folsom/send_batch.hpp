@@ -16,8 +16,10 @@
 ///   }  // every request goes out here
 ///
 /// A batch is per thread and covers every Client used on it. Nesting is allowed: only the
-/// outermost batch sends. Never wait for a held request inside its batch (a future's get(),
-/// a BlockingClient call, a coroutine resumed only by its reply): it is not sent until the
+/// outermost batch sends. A held request may still go out earlier, with a write the I/O
+/// thread makes meanwhile for its connection (after a reply, say): the batch saves wake-ups,
+/// it is no barrier. Never wait for a held request inside its batch (a future's get(), a
+/// BlockingClient call, a coroutine resumed only by its reply): it may not be sent until the
 /// batch ends. BlockingClient and the Python binding call send_held() before they wait.
 /// Requests started on the I/O thread from a completion are batched by the connection
 /// already; a SendBatch there is harmless.
