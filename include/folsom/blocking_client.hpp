@@ -43,7 +43,8 @@ class BlockingClient {
         /// request is done, the others sleep until theirs is or the I/O is free to drive.
         /// Nothing runs between calls: a reconnect or a timer that fell due meanwhile runs at
         /// the start of the next call, and requests started through async() progress only
-        /// while some thread waits in a call.
+        /// while some thread waits in a call. Their handlers run inside such a call, and one
+        /// that throws has its exception rethrown by that call once its own request is done.
         caller,
     };
 

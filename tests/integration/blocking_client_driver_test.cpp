@@ -14,6 +14,7 @@
 #include <atomic>
 #include <chrono>
 #include <dirent.h>
+#include <stdexcept>
 #include <string>
 #include <system_error>
 #include <thread>
@@ -250,6 +251,50 @@ TEST(BlockingDriverCaller, AnAsyncRequestProgressesWithinTheNextBlockingCall) {
     EXPECT_EQ(c.get("k")->data, "v");
     EXPECT_EQ(calls.load(), 1);
     EXPECT_EQ(got, "v");
+}
+
+// A handler of the caller's own that throws runs inside one of the next calls (whichever
+// drives the I/O when it is due): that call finishes its own request, then rethrows (its
+// request's handler points at its frame, so it cannot leave earlier), and the client goes on,
+// from this thread and from another.
+TEST(BlockingDriverCaller, AHandlerThatThrowsInsideACallIsRethrownByItAndTheClientGoesOn) {
+    folsom::test::MemcachedServer server;
+    BlockingClient c(folsom::Options{.servers = {server.address()}}, Driver::caller);
+    ASSERT_EQ(c.set("k", "v"), Status::stored);
+    c.async().get("k", [](std::error_code, std::optional<folsom::Value>) {
+        throw std::runtime_error("from a handler");
+    });
+    int thrown = 0, answered = 0;
+    const auto deadline = std::chrono::steady_clock::now() + 5s;
+    while (thrown == 0 && std::chrono::steady_clock::now() < deadline) {
+        try {
+            if (c.get("k")->data == "v") ++answered;
+        } catch (const std::runtime_error& e) {
+            EXPECT_STREQ(e.what(), "from a handler");
+            ++thrown;
+        }
+    }
+    EXPECT_EQ(thrown, 1);
+    for (int i = 0; i < 100; ++i)
+        EXPECT_EQ(c.get("k")->data, "v");
+    std::thread other([&] { EXPECT_EQ(c.get("k")->data, "v"); });
+    other.join();
+}
+
+// The same handler still queued when the client is destroyed: the destructor runs it and drops
+// its exception (nothing is left to report it to), rather than ending the program.
+TEST(BlockingDriverCaller, AHandlerThatThrowsWhileTheClientIsDestroyedIsDropped) {
+    folsom::test::MemcachedServer server;
+    std::atomic<int> ran{0};
+    {
+        BlockingClient c(folsom::Options{.servers = {server.address()}}, Driver::caller);
+        ASSERT_EQ(c.set("k", "v"), Status::stored);
+        c.async().get("k", [&](std::error_code, std::optional<folsom::Value>) {
+            ++ran;
+            throw std::runtime_error("from a handler");
+        });
+    }
+    EXPECT_EQ(ran.load(), 1);
 }
 
 // Destroyed with an async request outstanding: its handler runs exactly once (with the

@@ -14,6 +14,10 @@
 /// read in the call, a refusal while the server is in backoff) drives nothing, so a leader first
 /// runs whatever is due (one non-blocking poll) when the loop has not been polled for
 /// `catch_up_period`: a client whose every call fails at once still reconnects.
+///
+/// A handler that throws (one of the caller's own, started through the client's asynchronous
+/// API: the client's never do) while a thread drives: the drive goes on until that thread's
+/// own request is done (its handler points at the thread's frame), then rethrows.
 #pragma once
 
 #include "folsom/send_batch.hpp"
@@ -23,6 +27,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <exception>
 #include <mutex>
 #include <system_error>
 #include <thread>
@@ -104,7 +109,12 @@ class BlockingLoop {
             return;
         }
         SendBatch::send_held();
-        drive_until(done);
+        try {
+            drive_until(done);
+        } catch (...) {  // (see drive_until) hand the driving on, then rethrow
+            end_lead();
+            throw;
+        }
         end_lead();  // a follower takes over, if its request is still open
     }
 
@@ -124,7 +134,12 @@ class BlockingLoop {
             if (!driving_) {
                 driving_ = true;
                 lk.unlock();
-                drive_until(done);
+                try {
+                    drive_until(done);
+                } catch (...) {  // as in wait(done, true)
+                    end_lead();
+                    throw;
+                }
                 lk.lock();
                 driving_ = false;
                 cv_.notify_all();  // a follower takes over, if its request is still open
@@ -152,7 +167,12 @@ class BlockingLoop {
         if (driving_) return;
         driving_ = true;
         lk.unlock();
-        poll_now();
+        try {
+            poll_now();
+        } catch (...) {  // (see drive_until) hand the driving on, then rethrow
+            end_lead();
+            throw;
+        }
         lk.lock();
         driving_ = false;
         cv_.notify_all();
@@ -172,8 +192,17 @@ class BlockingLoop {
             io_.stop();
             thread_.join();
         } else {
+            // A handler of the caller's own that throws now has no call to report it to (and
+            // this may run in a destructor): the exception is dropped and the run goes on.
+            const auto deadline = std::chrono::steady_clock::now() + limit;
             io_.restart();
-            io_.run_for(limit);
+            for (;;) {
+                try {
+                    io_.run_until(deadline);
+                    break;
+                } catch (...) {
+                }
+            }
             io_.stop();
         }
     }
@@ -181,16 +210,25 @@ class BlockingLoop {
   private:
     /// The driving thread is the io_context's only runner (WriteHere): what its handlers
     /// submit is written here, and a write reads its reply here when it is already there.
+    /// A handler that throws (one of the caller's own: the client's never do) does not end
+    /// the drive, whose waiter's request still points at the waiter's frame: the first such
+    /// exception is rethrown once `done()`.
     template <class Pred>
     void drive_until(Pred& done) {
         WriteHere here(true, WriteHere::Handlers::may_run_inline);
+        std::exception_ptr thrown;
         for (;;) {
             {
                 std::lock_guard lk(m_);
-                if (done()) return;
+                if (done()) break;
             }
-            io_.run_one();
+            try {
+                io_.run_one();
+            } catch (...) {
+                if (!thrown) thrown = std::current_exception();
+            }
         }
+        if (thrown) std::rethrow_exception(thrown);
     }
 
     /// On the driving thread.
