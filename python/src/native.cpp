@@ -600,19 +600,11 @@ class NativeClient {
 
     // ---- blocking and asynchronous forms ----
 
-    /// Starts a blocking request (Loop::start): on a caller-driven loop no other thread drives,
-    /// this thread takes the lead first and writes the request here. Returns whether it leads:
-    /// pass that to Loop::wait.
-    template <class Start>
-    bool start_led(Start&& start) {
-        return loop_.start(std::forward<Start>(start));
-    }
-
     template <class T, class Start>
     py::object sync(Start&& start) {
         check_open();
         Slot<T> slot;
-        const bool lead = start_led([&] { start(SyncHandler<T>{&slot, &loop_}); });
+        const bool lead = loop_.start([&] { start(SyncHandler<T>{&slot, &loop_}); });
         {
             py::gil_scoped_release nogil;
             loop_.wait([&] { return slot.done; }, lead);
@@ -653,7 +645,7 @@ class NativeClient {
         check_open();
         std::string_view k = this->key(key);
         Slot<std::optional<Value>> slot;
-        const bool lead = start_led([&] {
+        const bool lead = loop_.start([&] {
             client_.get(k, SyncHandler<std::optional<Value>>{&slot, &loop_});
         });
         {
@@ -1103,7 +1095,7 @@ py::object py_get_multi_dict(NativeClient& c, py::handle keys_obj) {
     auto k = c.keys(keys);
     c.check_open();
     Slot<MultiGetResult> slot;
-    const bool lead = c.start_led([&] {
+    const bool lead = c.loop().start([&] {
         GetMultiOp{&k, false, {}}(c, SyncHandler<MultiGetResult>{&slot, &c.loop()});
     });
     {

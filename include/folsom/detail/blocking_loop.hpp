@@ -109,13 +109,7 @@ class BlockingLoop {
             return;
         }
         SendBatch::send_held();
-        try {
-            drive_until(done);
-        } catch (...) {  // (see drive_until) hand the driving on, then rethrow
-            end_lead();
-            throw;
-        }
-        end_lead();  // a follower takes over, if its request is still open
+        lead_then_end([&] { drive_until(done); });
     }
 
     /// Blocks until `done()` is true. `done` is read under the loop's mutex (and, on a driving
@@ -134,15 +128,8 @@ class BlockingLoop {
             if (!driving_) {
                 driving_ = true;
                 lk.unlock();
-                try {
-                    drive_until(done);
-                } catch (...) {  // as in wait(done, true)
-                    end_lead();
-                    throw;
-                }
+                lead_then_end([&] { drive_until(done); });
                 lk.lock();
-                driving_ = false;
-                cv_.notify_all();  // a follower takes over, if its request is still open
             } else {
                 cv_.wait(lk);
             }
@@ -167,15 +154,7 @@ class BlockingLoop {
         if (driving_) return;
         driving_ = true;
         lk.unlock();
-        try {
-            poll_now();
-        } catch (...) {  // (see drive_until) hand the driving on, then rethrow
-            end_lead();
-            throw;
-        }
-        lk.lock();
-        driving_ = false;
-        cv_.notify_all();
+        lead_then_end([&] { poll_now(); });
     }
 
     /// Lets the loop run out of work (bounded by `limit`), then stops it. Caller-driven, this
@@ -208,6 +187,19 @@ class BlockingLoop {
     }
 
   private:
+    /// Runs `drive` on the thread that holds the lead, then ends the lead (a follower takes
+    /// over, if its request is still open), also when `drive` throws (see drive_until).
+    template <class Drive>
+    void lead_then_end(Drive&& drive) {
+        try {
+            drive();
+        } catch (...) {
+            end_lead();
+            throw;
+        }
+        end_lead();
+    }
+
     /// The driving thread is the io_context's only runner (WriteHere): what its handlers
     /// submit is written here, and a write reads its reply here when it is already there.
     /// A handler that throws (one of the caller's own: the client's never do) does not end
