@@ -395,11 +395,50 @@ void memcached_analyze_free(memcached_analysis_st* ptr) {
     if (ptr) lm_free(ptr->root, ptr);
 }
 
-memcached_return_t memcached_dump(memcached_st* ptr, memcached_dump_fn*, void*, uint32_t) {
+memcached_return_t memcached_dump(memcached_st* ptr, memcached_dump_fn* function, void* context,
+                                  uint32_t number_of_callbacks) {
     Handle* h = handle_of(ptr);
     if (!h) return MEMCACHED_INVALID_ARGUMENTS;
-    // memcached lists keys as "ITEM" lines (stats cachedump) or key=... lines (lru_crawler
-    // metadump), which folsom's ascii decoder does not read yet.
-    return set_error(*h, MEMCACHED_NOT_SUPPORTED,
-                     "memcached_dump is not supported yet by folsom's libmemcached drop-in");
+    // memcached lists keys only over the text protocol ("stats cachedump"), as libmemcached's
+    // dump needs it too.
+    if (ptr->flags.binary_protocol)
+        return set_error(*h, MEMCACHED_NOT_SUPPORTED,
+                         "memcached_dump needs the text protocol (stats cachedump)");
+    // Which slab classes hold items, per server ("items:<class>:number"), then each class's
+    // keys ("ITEM <key> [...]" lines, read as stats named by the key).
+    std::vector<std::vector<std::string>> classes(h->servers.size());
+    memcached_return_t rc = on_every_server<folsom::StatList>(
+        *h, [&](folsom::Client& c, auto handler) { c.stats("items", std::move(handler)); },
+        [&](std::size_t i, const folsom::StatList& list) {
+            for (const auto& [name, value] : list) {
+                if (name.rfind("items:", 0) != 0 || name.size() < 8) continue;
+                const std::size_t colon = name.find(':', 6);
+                if (colon == std::string::npos ||
+                    name.compare(colon + 1, std::string::npos, "number") != 0)
+                    continue;
+                classes[i].push_back(name.substr(6, colon - 6));
+            }
+        });
+    if (rc != MEMCACHED_SUCCESS) return rc;
+    for (std::size_t i = 0; i < h->servers.size(); ++i) {
+        for (const std::string& cls : classes[i]) {
+            const std::string group = "cachedump " + cls + " 0";
+            folsom::Client& c = h->client(i);
+            auto [ec, nodes] = run<std::vector<folsom::NodeResult<folsom::StatList>>>(
+                *h, [&](auto handler) { c.stats(group, std::move(handler)); });
+            std::error_code e = ec;
+            if (!e && !nodes.empty()) e = nodes.front().error;
+            if (e) return finish(*h, i, e, MEMCACHED_SUCCESS);
+            if (nodes.empty()) continue;
+            for (const auto& item : nodes.front().value) {
+                for (uint32_t f = 0; f < number_of_callbacks; ++f) {
+                    if (!function[f]) continue;
+                    const memcached_return_t r =
+                        function[f](ptr, item.first.data(), item.first.size(), context);
+                    if (r != MEMCACHED_SUCCESS) return r;
+                }
+            }
+        }
+    }
+    return set_success(*h);
 }

@@ -9,7 +9,8 @@
  *   port1, port2: two memcached servers (flushed here); pid2: server 2's pid, which is killed
  *   at the end to see what a dead server gives; dead_port: a port nothing listens on.
  * Environment: DROPIN_EXPECT_DIR, when set: the libmemcached.so.11 this process loaded must be
- * the one in that directory (read from /proc/self/maps). */
+ * the one in that directory (read from /proc/self/maps). DROPIN_IS_FOLSOM, when set: also run
+ * the checks that only the drop-in passes (its refusals of keys libmemcached would send). */
 #include <libmemcached-1.0/memcached.h>
 
 #include <signal.h>
@@ -273,7 +274,7 @@ static void section_basic(memcached_st* m, const char* proto) {
     printf("[%s] 250-byte key: %s\n", proto, rcname(memcached_set(m, longkey, 250, "v", 1, 0, 0)));
     unsigned long long sets_after = stat_number(m, "cmd_set");
     printf("[%s] sets sent for the three: %llu\n", proto, sets_after - sets_before);
-    if (getenv("DROPIN_EXPECT_DIR")) {
+    if (getenv("DROPIN_IS_FOLSOM")) {
         /* A key with a space: libmemcached sends it as it is over ascii (the server then reads
          * a second command from the rest, and libmemcached 1.1.4 aborts on an assertion a few
          * calls later) and over binary (where memcached accepts it). The drop-in refuses it over
