@@ -39,8 +39,9 @@ memcached_return_t memcached_behavior_set(memcached_st* ptr, const memcached_beh
         case MEMCACHED_BEHAVIOR_HASH:
             return memcached_behavior_set_key_hash(ptr, static_cast<memcached_hash_t>(data));
         case MEMCACHED_BEHAVIOR_KETAMA:
-            // libmemcached 1.1.4 leaves the hashes as they are (one_at_a_time by default):
-            // the unweighted ring hashes its points and keys with the key hash.
+            // libmemcached 1.1.4 leaves the hashes as they are (one_at_a_time by default): the
+            // unweighted ring hashes its points with the distribution hash, keys with the key
+            // hash.
             if (data) {
                 ptr->ketama.weighted_ = false;
                 return memcached_behavior_set_distribution(
@@ -269,12 +270,12 @@ memcached_return_t memcached_behavior_set_distribution(memcached_st* ptr,
         case MEMCACHED_DISTRIBUTION_CONSISTENT_KETAMA:
         case MEMCACHED_DISTRIBUTION_CONSISTENT_WEIGHTED:
         case MEMCACHED_DISTRIBUTION_CONSISTENT_KETAMA_SPY:
+        case MEMCACHED_DISTRIBUTION_VIRTUAL_BUCKET:
             ptr->distribution = type;
             if (type == MEMCACHED_DISTRIBUTION_CONSISTENT_WEIGHTED) ptr->ketama.weighted_ = true;
             h->reset_rings();
             return folsom::compat::set_success(*h);
         case MEMCACHED_DISTRIBUTION_RANDOM:
-        case MEMCACHED_DISTRIBUTION_VIRTUAL_BUCKET:
             return set_error(*h, MEMCACHED_NOT_SUPPORTED,
                              std::string(libmemcached_string_distribution(type)) +
                                  " is not available yet in folsom's libmemcached drop-in");
@@ -383,23 +384,37 @@ const char* libmemcached_string_distribution(const memcached_server_distribution
     }
 }
 
-const char* libmemcached_string_hash(memcached_hash_t type) {
-    switch (type) {
-        FOLSOM_NAME(MEMCACHED_HASH_DEFAULT)
-        FOLSOM_NAME(MEMCACHED_HASH_MD5)
-        FOLSOM_NAME(MEMCACHED_HASH_CRC)
-        FOLSOM_NAME(MEMCACHED_HASH_FNV1_64)
-        FOLSOM_NAME(MEMCACHED_HASH_FNV1A_64)
-        FOLSOM_NAME(MEMCACHED_HASH_FNV1_32)
-        FOLSOM_NAME(MEMCACHED_HASH_FNV1A_32)
-        FOLSOM_NAME(MEMCACHED_HASH_HSIEH)
-        FOLSOM_NAME(MEMCACHED_HASH_MURMUR)
-        FOLSOM_NAME(MEMCACHED_HASH_JENKINS)
-        FOLSOM_NAME(MEMCACHED_HASH_MURMUR3)
-        FOLSOM_NAME(MEMCACHED_HASH_CUSTOM)
 #undef FOLSOM_NAME
+
+const char* libmemcached_string_hash(memcached_hash_t type) {
+    // Without the MEMCACHED_HASH_ prefix, as libmemcached names them.
+    switch (type) {
+        case MEMCACHED_HASH_DEFAULT:
+            return "DEFAULT";
+        case MEMCACHED_HASH_MD5:
+            return "MD5";
+        case MEMCACHED_HASH_CRC:
+            return "CRC";
+        case MEMCACHED_HASH_FNV1_64:
+            return "FNV1_64";
+        case MEMCACHED_HASH_FNV1A_64:
+            return "FNV1A_64";
+        case MEMCACHED_HASH_FNV1_32:
+            return "FNV1_32";
+        case MEMCACHED_HASH_FNV1A_32:
+            return "FNV1A_32";
+        case MEMCACHED_HASH_HSIEH:
+            return "HSIEH";
+        case MEMCACHED_HASH_MURMUR:
+            return "MURMUR";
+        case MEMCACHED_HASH_JENKINS:
+            return "JENKINS";
+        case MEMCACHED_HASH_MURMUR3:
+            return "MURMUR3";
+        case MEMCACHED_HASH_CUSTOM:
+            return "CUSTOM";
         default:
-            return "INVALID memcached_hash_t";
+            return "INVALID";
     }
 }
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <unistd.h>
 
 namespace folsom::compat {
 
@@ -19,7 +20,18 @@ Handle::~Handle() {
     disconnect();
 }
 
+void Handle::forget_if_forked() {
+    if (!loop || loop_pid == ::getpid()) return;
+    for (auto& s : servers) {
+        if (!s->client) continue;
+        static_cast<void>(new Client(std::move(*s->client)));  // never shut down, never freed
+        s->client.reset();
+    }
+    static_cast<void>(loop.release());
+}
+
 void Handle::disconnect() {
+    forget_if_forked();
     bool any = false;
     for (auto& s : servers) {
         if (s->client) {
@@ -37,8 +49,12 @@ void Handle::disconnect() {
 }
 
 Client& Handle::client(std::size_t i) {
+    forget_if_forked();
     ServerEntry& s = *servers[i];
-    if (!loop) loop = std::make_unique<detail::BlockingLoop>(false);
+    if (!loop) {
+        loop = std::make_unique<detail::BlockingLoop>(false);
+        loop_pid = ::getpid();
+    }
     if (s.client) return *s.client;
     Options o;
     if (s.type == MEMCACHED_CONNECTION_UNIX_SOCKET)
@@ -81,10 +97,10 @@ std::uint32_t ketama_position(const Handle& h, std::string_view key) {
 }  // namespace
 
 std::size_t Handle::plain_ring_server(std::string_view key) const {
-    // libmemcached's unweighted continuum: 100 points per server, each the key hash of
-    // "host:port-i" ("host-i" on the default port) for i in 0..99; a key goes to the first
-    // point at or after its own hash, wrapping around. (Checked against libmemcached 1.1.4 by
-    // tests/compat/libmemcached.)
+    // libmemcached's unweighted continuum: 100 points per server, each the distribution hash
+    // (MEMCACHED_BEHAVIOR_KETAMA_HASH) of "host:port-i" ("host-i" on the default port) for i
+    // in 0..99; a key goes to the first point at or after its key hash, wrapping around. (Checked
+    // against libmemcached 1.1.4 by tests/compat/libmemcached.)
     if (plain_ring.empty()) {
         for (std::uint32_t s = 0; s < servers.size(); ++s) {
             const ServerEntry& e = *servers[s];
@@ -94,7 +110,7 @@ std::size_t Handle::plain_ring_server(std::string_view key) const {
                     name += ":" + std::to_string(e.port);
                 name += "-" + std::to_string(i);
                 std::uint32_t v = 0;
-                hash_value(key_hash, name, v);
+                hash_value(distribution_hash, name, v);
                 plain_ring.emplace_back(v, s);
             }
         }
@@ -119,6 +135,15 @@ std::size_t Handle::server_for(std::string_view key) const {
         key = prefixed;
     }
     switch (root->distribution) {
+        case MEMCACHED_DISTRIBUTION_VIRTUAL_BUCKET: {
+            // libmemcached takes the key hash's low bits (it expects a power of two buckets).
+            if (bucket_servers.empty()) return 0;
+            std::uint32_t v = 0;
+            hash_value(key_hash, key, v);
+            const std::uint32_t bucket =
+                v & (static_cast<std::uint32_t>(bucket_servers.size()) - 1);
+            return bucket_servers[bucket] % n;  // (libmemcached does not check the map)
+        }
         case MEMCACHED_DISTRIBUTION_CONSISTENT:
         case MEMCACHED_DISTRIBUTION_CONSISTENT_KETAMA:
             if (!root->ketama.weighted_) return plain_ring_server(key);

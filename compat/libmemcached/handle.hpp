@@ -85,6 +85,8 @@ struct Handle {
     memcached_hash_t key_hash = MEMCACHED_HASH_DEFAULT;
     memcached_hash_t distribution_hash = MEMCACHED_HASH_DEFAULT;
     std::string prefix;  // MEMCACHED_CALLBACK_PREFIX_KEY
+    // memcached_bucket_set: bucket -> server index (MEMCACHED_DISTRIBUTION_VIRTUAL_BUCKET).
+    std::vector<std::uint32_t> bucket_servers;
     std::optional<SaslCredentials> sasl;
     std::uint64_t query_id = 0;
     // The last error, as memcached_last_error*() report it.
@@ -95,8 +97,10 @@ struct Handle {
     // Results of the last mget, handed out by memcached_fetch*().
     std::deque<PendingResult> pending;
     memcached_return_t pending_end = MEMCACHED_END;
-    // The caller-driven event loop every server's Client runs on (created on first I/O).
+    // The caller-driven event loop every server's Client runs on (created on first I/O), and
+    // the process that created it (see forget_if_forked).
     std::unique_ptr<detail::BlockingLoop> loop;
+    pid_t loop_pid = 0;
     std::string error_text;  // storage for memcached_error()'s returned pointer
     // The ketama ring of the current servers and distribution, built on first use.
     mutable std::unique_ptr<cluster::Continuum> ring;
@@ -110,6 +114,11 @@ struct Handle {
     void disconnect();
     /// The Client of server `i`, connecting it when it has none.
     Client& client(std::size_t i);
+    /// In a child of fork(): lets go of the parent's connections without touching them (their
+    /// sockets and the loop's epoll instance are shared with the parent, which still uses
+    /// them), so that the next request connects afresh, as libmemcached's users (PHP-FPM)
+    /// expect. A deliberate leak, once per fork.
+    void forget_if_forked();
     /// The index of the server that owns `key` (libmemcached's placement). Precondition:
     /// servers is not empty.
     std::size_t server_for(std::string_view key) const;

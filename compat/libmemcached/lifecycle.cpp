@@ -125,6 +125,7 @@ memcached_st* memcached_clone(memcached_st* clone, const memcached_st* source) {
     h->key_hash = from->key_hash;
     h->distribution_hash = from->distribution_hash;
     h->prefix = from->prefix;
+    h->bucket_servers = from->bucket_servers;
     h->sasl = from->sasl;
     for (const auto& s : from->servers) {
         if (folsom::compat::add_server(*h, s->host, s->port, s->weight, s->type) !=

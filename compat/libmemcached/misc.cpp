@@ -44,11 +44,15 @@ memcached_return_t memcached_set_encoding_key(memcached_st* ptr, const char*, si
                      "libmemcached drop-in");
 }
 
-memcached_return_t memcached_bucket_set(memcached_st* self, const uint32_t*, const uint32_t*,
-                                        const uint32_t, const uint32_t) {
+memcached_return_t memcached_bucket_set(memcached_st* self, const uint32_t* host_map,
+                                        const uint32_t* forward_map, const uint32_t buckets,
+                                        const uint32_t replicas) {
     Handle* h = handle_of(self);
-    if (!h) return MEMCACHED_INVALID_ARGUMENTS;
-    return set_error(*h, MEMCACHED_NOT_SUPPORTED,
-                     "memcached_bucket_set (virtual buckets) is not supported yet by folsom's "
-                     "libmemcached drop-in");
+    if (!h || !host_map || buckets == 0) return MEMCACHED_INVALID_ARGUMENTS;
+    // The forward map and the replicas matter to libmemcached only for replica reads, which
+    // the drop-in does not do: placement is by host_map alone, as libmemcached's.
+    static_cast<void>(forward_map);
+    static_cast<void>(replicas);
+    h->bucket_servers.assign(host_map, host_map + buckets);
+    return memcached_behavior_set_distribution(self, MEMCACHED_DISTRIBUTION_VIRTUAL_BUCKET);
 }

@@ -14,6 +14,7 @@
 #include <libmemcached-1.0/memcached.h>
 
 #include <signal.h>
+#include <sys/wait.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -305,7 +306,22 @@ static void section_placement(int port1, int port2) {
         {"modula/fnv1a_64", MEMCACHED_DISTRIBUTION_MODULA, MEMCACHED_HASH_FNV1A_64},
         {"modula/fnv1_32", MEMCACHED_DISTRIBUTION_MODULA, MEMCACHED_HASH_FNV1_32},
         {"modula/fnv1a_32", MEMCACHED_DISTRIBUTION_MODULA, MEMCACHED_HASH_FNV1A_32},
+        {"modula/murmur", MEMCACHED_DISTRIBUTION_MODULA, MEMCACHED_HASH_MURMUR},
+        {"modula/murmur3", MEMCACHED_DISTRIBUTION_MODULA, MEMCACHED_HASH_MURMUR3},
+        {"modula/jenkins", MEMCACHED_DISTRIBUTION_MODULA, MEMCACHED_HASH_JENKINS},
+        {"consistent/default", MEMCACHED_DISTRIBUTION_CONSISTENT, MEMCACHED_HASH_DEFAULT},
+        {"consistent/crc", MEMCACHED_DISTRIBUTION_CONSISTENT, MEMCACHED_HASH_CRC},
+        {"consistent/murmur", MEMCACHED_DISTRIBUTION_CONSISTENT, MEMCACHED_HASH_MURMUR},
     };
+    /* every hash of keys of every length class (the block loops and their tails) */
+    for (int h = MEMCACHED_HASH_DEFAULT; h < MEMCACHED_HASH_CUSTOM; ++h) {
+        if (h == MEMCACHED_HASH_HSIEH) continue; /* Debian's is built without it */
+        printf("hash %s:", libmemcached_string_hash((memcached_hash_t)h));
+        const char* text = "0123456789abcdefghijklmnopqrstuvwxyz";
+        for (size_t n = 0; n <= 30; ++n)
+            printf(" %u", memcached_generate_hash_value(text, n, (memcached_hash_t)h));
+        printf("\n");
+    }
     for (size_t i = 0; i < sizeof modes / sizeof modes[0]; ++i) {
         memcached_st* m = memcached_create(NULL);
         memcached_server_add(m, "127.0.0.1", (in_port_t)port1);
@@ -329,6 +345,25 @@ static void section_placement(int port1, int port2) {
         printf("placement %s: %s\n", modes[i].name, line);
         printf("hash %s of \"hello\": %u\n", modes[i].name,
                memcached_generate_hash_value("hello", 5, modes[i].hash));
+        memcached_free(m);
+    }
+    /* virtual buckets (php's memcached_bucket_set) */
+    {
+        memcached_st* m = memcached_create(NULL);
+        for (int i = 0; i < 3; ++i) memcached_server_add(m, "127.0.0.1", (in_port_t)(port1 + i));
+        const uint32_t host_map[] = {2, 0, 1, 1, 0, 2, 2, 1};
+        printf("bucket_set: %s\n", rcname(memcached_bucket_set(m, host_map, NULL, 8, 0)));
+        printf("bucket_set without a map: %s\n", rcname(memcached_bucket_set(m, NULL, NULL, 8, 0)));
+        char line[256];
+        size_t n = 0;
+        for (int k = 0; k < 60; ++k) {
+            char key[32];
+            int len = snprintf(key, sizeof key, "key:%d", k * 7919);
+            line[n++] = (char)('0' + memcached_generate_hash(m, key, (size_t)len));
+        }
+        line[n] = 0;
+        printf("placement buckets: %s (dist=%llu)\n", line,
+               (unsigned long long)memcached_behavior_get(m, MEMCACHED_BEHAVIOR_DISTRIBUTION));
         memcached_free(m);
     }
     /* ketama, weighted ketama (php's OPT_LIBKETAMA_COMPATIBLE) with and without weights */
@@ -394,6 +429,33 @@ int main(int argc, char** argv) {
     printf("server count %u\n", memcached_server_count(m));
     printf("flush: %s\n", rcname(memcached_flush(m, 0)));
     section_basic(m, proto);
+
+    /* ---- fork: the child uses the handle it inherited (PHP-FPM does) --------------------- */
+    {
+        memcached_return_t frc = memcached_set(m, "forkkey", 7, "parent", 6, 0, 0);
+        printf("[%s] before fork set: %s\n", proto, rcname(frc));
+        unsigned long long conns = stat_number(m, "total_connections");
+        fflush(stdout);
+        pid_t child = fork();
+        if (child == 0) {
+            size_t len;
+            uint32_t flags;
+            char* v = memcached_get(m, "forkkey", 7, &len, &flags, &frc);
+            int ok = frc == MEMCACHED_SUCCESS && v && len == 6 && memcmp(v, "parent", 6) == 0;
+            free(v);
+            ok = ok && memcached_set(m, "childkey", 8, "child", 5, 0, 0) == MEMCACHED_SUCCESS;
+            _exit(ok ? 0 : 1);
+        }
+        int status = -1;
+        waitpid(child, &status, 0);
+        printf("[%s] fork child: exit %d\n", proto, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+        show_get(m, "after fork", "forkkey");
+        show_get(m, "after fork", "childkey");
+        /* the drop-in's child connects afresh (the parent's sockets stay the parent's) */
+        const unsigned long long opened = stat_number(m, "total_connections") - conns;
+        printf("~[%s] connections opened since the fork: %llu\n", proto, opened);
+        if (getenv("DROPIN_IS_FOLSOM")) CHECK(opened == 1);
+    }
 
     /* ---- servers, cursor, version, stats ---------------------------------------------- */
     memcached_server_list_st list = memcached_servers_parse("127.0.0.1:1,localhost:2:5");
