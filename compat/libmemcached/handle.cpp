@@ -172,8 +172,13 @@ std::size_t Handle::server_for(std::string_view key) const {
 }
 
 memcached_return_t set_error(Handle& h, memcached_return_t rc, std::string_view message, int err) {
+    // "<the code's text>, <what happened>", as libmemcached words its messages.
     h.last_rc = rc;
-    h.last_message.assign(message);
+    h.last_message.assign(memcached_strerror(h.root, rc));
+    if (!message.empty()) {
+        h.last_message.append(", ");
+        h.last_message.append(message);
+    }
     h.last_errno = err;
     return rc;
 }

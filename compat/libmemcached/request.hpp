@@ -52,8 +52,10 @@ inline memcached_return_t finish(Handle& h, std::size_t i, std::error_code ec,
     s.last_rc = ok_rc;
     s.last_message.clear();
     s.last_failed = false;
-    if (ok_rc == MEMCACHED_SUCCESS) return set_success(h);
-    return set_error(h, ok_rc, memcached_strerror(h.root, ok_rc));
+    // An answer that is not an error (NOT FOUND, NOT STORED, DATA EXISTS, ...) is returned but
+    // not recorded: libmemcached's last error stays SUCCESS for those.
+    set_success(h);
+    return ok_rc;
 }
 
 /// A libmemcached expiration (seconds up to 30 days, else an absolute Unix time, as memcached

@@ -293,6 +293,33 @@ static void section_basic(memcached_st* m, const char* proto) {
     show_get(m, proto, "k1");
 }
 
+/* What memcached_last_error() reports after each kind of outcome: answers that are not errors
+ * (NOT FOUND, NOT STORED, ...) leave it at SUCCESS. */
+static void section_last_error(memcached_st* m, const char* proto) {
+    memcached_return_t rc;
+    size_t len;
+    uint32_t flags;
+    uint64_t v;
+#define SHOW(what, expr)                                                                     \
+    do {                                                                                     \
+        rc = (expr);                                                                         \
+        printf("[%s] last error after %s: rc=%d last=%d\n", proto, what, rc,                \
+               memcached_last_error(m));                                                     \
+    } while (0)
+    SHOW("set", memcached_set(m, "le", 2, "v", 1, 0, 0));
+    SHOW("replace missing", memcached_replace(m, "le-missing", 10, "v", 1, 0, 0));
+    SHOW("add existing", memcached_add(m, "le", 2, "v", 1, 0, 0));
+    free(memcached_get(m, "le-missing", 10, &len, &flags, &rc));
+    printf("[%s] last error after get miss: rc=%d last=%d\n", proto, rc, memcached_last_error(m));
+    SHOW("delete missing", memcached_delete(m, "le-missing", 10, 0));
+    SHOW("bad key", memcached_set(m, "", 0, "v", 1, 0, 0));
+    SHOW("set after a bad key", memcached_set(m, "le", 2, "v", 1, 0, 0));
+    SHOW("incr missing", memcached_increment(m, "le-missing", 10, 1, &v));
+    SHOW("cas wrong", memcached_cas(m, "le", 2, "v", 1, 0, 0, 12345));
+    SHOW("touch missing", memcached_touch(m, "le-missing", 10, 1));
+#undef SHOW
+}
+
 static void section_placement(int port1, int port2) {
     static const struct {
         const char* name;
@@ -429,6 +456,7 @@ int main(int argc, char** argv) {
     printf("server count %u\n", memcached_server_count(m));
     printf("flush: %s\n", rcname(memcached_flush(m, 0)));
     section_basic(m, proto);
+    section_last_error(m, proto);
 
     /* ---- fork: the child uses the handle it inherited (PHP-FPM does) --------------------- */
     {
