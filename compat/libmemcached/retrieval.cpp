@@ -32,6 +32,7 @@ memcached_return_t mget(memcached_st* ptr, std::string_view group, const char* c
     if (!h) return MEMCACHED_INVALID_ARGUMENTS;
     h->pending.clear();
     h->query_id++;
+    ptr->result.count = 0;
     if (h->servers.empty()) return set_error(*h, MEMCACHED_NO_SERVERS, "no servers defined");
     if (number_of_keys == 0) return set_error(*h, MEMCACHED_INVALID_ARGUMENTS, "no keys given");
     if (!keys || !key_length) return set_error(*h, MEMCACHED_BAD_KEY_PROVIDED, "no keys given");
@@ -107,7 +108,10 @@ memcached_result_st* memcached_fetch_result(memcached_st* ptr, memcached_result_
         return nullptr;
     }
     if (h->pending.empty()) {
-        *error = MEMCACHED_END;
+        // As libmemcached: END when this result struct received something since the mget (its
+        // count), NOT FOUND when it did not; either way the count starts again.
+        *error = result && result->count > 0 ? MEMCACHED_END : MEMCACHED_NOTFOUND;
+        if (result) result->count = 0;
         return nullptr;
     }
     const bool ours = result == nullptr;
@@ -158,7 +162,7 @@ memcached_return_t memcached_fetch_execute(memcached_st* ptr, memcached_execute_
             if (memcached_failed(callback[i](ptr, &ptr->result, context))) break;
         }
     }
-    return rc == MEMCACHED_END ? MEMCACHED_SUCCESS : rc;
+    return rc == MEMCACHED_END ? MEMCACHED_SUCCESS : rc;  // NOT FOUND when nothing was fetched
 }
 
 memcached_return_t memcached_mget_execute_by_key(memcached_st* ptr, const char* group_key,

@@ -245,6 +245,29 @@ static void section_basic(memcached_st* m, const char* proto) {
     }
     rc = memcached_mget(m, mkeys, mlens, 0);
     printf("[%s] mget no keys: %s\n", proto, rcname(rc));
+    /* the end of a fetch: END after something was fetched since the mget, NOT FOUND if not */
+    {
+        const char* miss[] = {"m3"};
+        size_t miss_len[] = {2};
+        memcached_result_st* r2;
+        rc = memcached_mget(m, miss, miss_len, 1);
+        r2 = memcached_fetch_result(m, NULL, &rc);
+        printf("[%s] all-miss fetch_result: %s null=%d\n", proto, rcname(rc), r2 == NULL);
+        rc = memcached_mget(m, miss, miss_len, 1);
+        val = memcached_fetch(m, key, &klen, &vlen, &flags, &rc);
+        printf("[%s] all-miss fetch: %s null=%d\n", proto, rcname(rc), val == NULL);
+        rc = memcached_mget(m, miss, miss_len, 1);
+        executed = 0;
+        rc = memcached_fetch_execute(m, fns, &executed, 1);
+        printf("[%s] all-miss fetch_execute: %s count=%d\n", proto, rcname(rc), executed);
+        rc = memcached_mget(m, mkeys, mlens, 3);
+        r2 = memcached_fetch_result(m, NULL, &rc);
+        printf("[%s] fetch_result into a new struct: %s\n", proto, rcname(rc));
+        memcached_result_free(r2);
+        while ((r2 = memcached_fetch_result(m, NULL, &rc))) memcached_result_free(r2);
+        printf("[%s] its end: %s\n", proto, rcname(rc));
+        printf("[%s] nothing pending: %s\n", proto, rcname(memcached_fetch_execute(m, fns, &executed, 1)));
+    }
 
     /* by key: every key on the group key's server */
     printf("[%s] set_by_key: %s\n", proto,
