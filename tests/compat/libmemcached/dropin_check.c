@@ -253,6 +253,22 @@ static void section_basic(memcached_st* m, const char* proto) {
     }
     rc = memcached_mget(m, mkeys, mlens, 0);
     printf("[%s] mget no keys: %s\n", proto, rcname(rc));
+    /* keys the text protocol cannot carry, in an mget: misses (pylibmc relies on it); an empty
+     * one refuses the whole mget */
+    {
+        const char* odd[] = {"m1", "hello world", "\x01"};
+        size_t odd_len[] = {2, 11, 1};
+        rc = memcached_mget(m, odd, odd_len, 3);
+        int n = 0;
+        while ((val = memcached_fetch(m, key, &klen, &vlen, &flags, &rc))) {
+            n++;
+            free(val);
+        }
+        printf("[%s] mget with odd keys: hits=%d end=%s\n", proto, n, rcname(rc));
+        odd[1] = "";
+        odd_len[1] = 0;
+        printf("[%s] mget with an empty key: %s\n", proto, rcname(memcached_mget(m, odd, odd_len, 3)));
+    }
     /* the end of a fetch: END after something was fetched since the mget, NOT FOUND if not */
     {
         const char* miss[] = {"m3"};
