@@ -7,13 +7,13 @@
 
 #include "net/self_connection.hpp"
 #include "net/send_batch.hpp"
+#include "net/tls_context.hpp"
 
 #include <asio/bind_allocator.hpp>
 #include <asio/bind_executor.hpp>
 #include <asio/connect.hpp>
 #include <asio/local/stream_protocol.hpp>
 #include <asio/post.hpp>
-#include <asio/ssl/host_name_verification.hpp>
 #include <asio/write.hpp>
 #include <climits>
 #include <openssl/ssl.h>
@@ -38,35 +38,6 @@ std::int64_t now_ns() noexcept {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(
                std::chrono::steady_clock::now().time_since_epoch())
         .count();
-}
-
-std::unique_ptr<asio::ssl::context> make_tls_context(const TlsOptions& tls) {
-    auto ctx = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_client);
-    std::error_code ec;
-    const char* step = "";
-    auto check = [&](const char* what) {
-        if (ec) throw std::system_error(errc::tls_error, std::string(what) + ": " + ec.message());
-    };
-    if (tls.verify) {
-        step = tls.ca_file.empty() ? "loading the default trust store" : "loading the CA file";
-        if (tls.ca_file.empty())
-            ctx->set_default_verify_paths(ec);
-        else
-            ctx->load_verify_file(tls.ca_file, ec);
-        check(step);
-        ctx->set_verify_mode(asio::ssl::verify_peer, ec);
-    } else {
-        ctx->set_verify_mode(asio::ssl::verify_none, ec);
-    }
-    check("setting the verify mode");
-    if (!tls.cert_file.empty()) {
-        ctx->use_certificate_chain_file(tls.cert_file, ec);
-        check("loading the client certificate");
-        ctx->use_private_key_file(tls.key_file.empty() ? tls.cert_file : tls.key_file,
-                                  asio::ssl::context::pem, ec);
-        check("loading the client key");
-    }
-    return ctx;
 }
 
 }  // namespace
@@ -393,11 +364,7 @@ void Connection::on_connected(std::uint64_t gen, const std::error_code& ec) {
 }
 
 void Connection::start_tls(std::uint64_t gen) {
-    const auto& tls = *options_.tls;
-    const std::string& name = tls.server_name.empty() ? host_ : tls.server_name;
-    // SNI, so a server behind one address with several certificates picks the right one.
-    SSL_set_tlsext_host_name(tls_->native_handle(), name.c_str());
-    if (tls.verify) tls_->set_verify_callback(asio::ssl::host_name_verification(name));
+    prepare_tls_stream(*tls_, *options_.tls, host_);
     tls_->async_handshake(asio::ssl::stream_base::client,
                           [self = shared_from_this(), gen, s = tls_](const std::error_code& ec) {
                               if (gen != self->generation_) return;
