@@ -8,6 +8,11 @@
 ///     std::optional<folsom::Value> v = co_await client.get("k", asio::use_awaitable);
 ///     std::future<folsom::Status> f = client.del("k", asio::use_future);
 ///
+/// Every ttl is a folsom::Expiry (expiry.hpp): a duration (std::chrono::seconds(60), minutes,
+/// ...) or an absolute std::chrono::system_clock::time_point, or memcached's own exptime
+/// convention through Expiry::from_exptime. A time that memcached cannot be sent (before 1970,
+/// after 2038-01-19 03:14:07 UTC) fails the request with errc::invalid_argument, unsent.
+///
 /// Every operation takes an Asio completion token: a callback, asio::use_future,
 /// asio::use_awaitable, asio::deferred, ... The completion signature is given for each.
 ///

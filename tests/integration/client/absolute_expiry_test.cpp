@@ -80,6 +80,12 @@ TEST_P(AbsoluteExpiry, ATtlOverThirtyDaysIsKept) {
     expect_about(remaining("edge"), 2592000);
     ASSERT_EQ(c.set("edge1", "v", 2592001s), Status::stored);
     expect_about(remaining("edge1"), 2592001);
+    // Past 2038-01-19 memcached cannot keep a time: an exptime over 2^31-1 reads as negative
+    // there and expires the item at once. A ttl that long is capped to the last instant.
+    ASSERT_EQ(c.set("decades", "v", std::chrono::hours(24 * 365 * 30)), Status::stored);
+    const auto unix_now =
+        std::chrono::floor<std::chrono::seconds>(Clock::now().time_since_epoch()).count();
+    expect_about(remaining("decades"), 0x7fffffffLL - unix_now);
 }
 
 TEST_P(AbsoluteExpiry, APastTimeExpiresAtOnce) {
