@@ -4,6 +4,7 @@
 
 #include "folsom/error.hpp"
 
+#include "net/after_fork.hpp"
 #include "net/tls_context.hpp"
 
 #include <asio/post.hpp>
@@ -69,7 +70,15 @@ Connection::Connection(asio::any_io_executor ex, const ServerAddress& server,
     if (options_.tls) tls_context_ = make_tls_context(*options_.tls);
 }
 
-Connection::~Connection() = default;
+Connection::~Connection() {
+    forget_socket();
+}
+
+void Connection::forget_socket() noexcept {
+    if (tracked_fd_ < 0) return;
+    untrack_connection_socket(tracked_fd_);
+    tracked_fd_ = -1;
+}
 
 void Connection::start() {
     asio::post(strand_, [self = shared_from_this()] { self->do_connect(); });

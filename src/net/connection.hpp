@@ -171,6 +171,8 @@ class Connection final : public std::enable_shared_from_this<Connection>,
     void schedule_reconnect();
 
     // ---- lifecycle (connection.cpp) ----
+    /// Untracks the socket for fork (after_fork.hpp) before it closes.
+    void forget_socket() noexcept;
     void set_state(ConnectionState s);
     void fail_queue(CommandQueue& q, std::error_code ec);
     static void unpin_all(std::vector<detail::Operation*>& pins);
@@ -269,6 +271,7 @@ class Connection final : public std::enable_shared_from_this<Connection>,
     Metrics* metrics_ = nullptr;
     std::uint32_t metrics_server_ = 0;
     bool attempted_ = false;  // a connect was tried before: the next one is a reconnect
+    int tracked_fd_ = -1;     // the socket as tracked for fork (after_fork.hpp), or -1
 
     // Submission side, shared with callers' threads.
     mutable std::mutex mu_;

@@ -2,9 +2,11 @@
 // protocol's handshake (SASL, text authentication), after which the connection is connected.
 #include "folsom/error.hpp"
 
+#include "net/after_fork.hpp"
 #include "net/connection.hpp"
 #include "net/connection_stream.hpp"
 #include "net/self_connection.hpp"
+#include "net/socket_options.hpp"
 
 #include <asio/connect.hpp>
 #include <asio/local/stream_protocol.hpp>
@@ -98,6 +100,9 @@ void Connection::on_connected(std::uint64_t gen, const std::error_code& ec) {
         fail(errc::connect_failed, ec.message());
         return;
     }
+    // From here the socket is one a forked child must not use (after_fork.hpp).
+    tracked_fd_ = sock().native_handle();
+    track_connection_socket(tracked_fd_);
     std::error_code ignored;
     if (!unix_socket_) {
         if (connected_to_itself(sock())) {  // see self_connection.hpp
@@ -105,6 +110,8 @@ void Connection::on_connected(std::uint64_t gen, const std::error_code& ec) {
             return;
         }
         sock().set_option(asio::ip::tcp::no_delay(options_.tcp_nodelay), ignored);
+        // Keepalive and user timeout: a socket without them still works, as before.
+        (void)apply_tcp_options(sock().native_handle(), options_);
     }
     if (tls_) {
         start_tls(gen);

@@ -45,6 +45,7 @@ bool Connection::health_tick() {
 void Connection::fail(std::error_code ec, const std::string& /*why*/) {
     ++generation_;  // every handler of the old socket is now stale
     read_armed_ = false;
+    forget_socket();
     std::error_code ignored;
     sock().close(ignored);
     resolver_.cancel();
