@@ -35,6 +35,16 @@
 /// request with errc::closed. Those completions are delivered through the executor like any
 /// other, so with a user-run io_context they run when it next runs.
 ///
+/// After fork(): a child must not use a Client it inherited, nor the io_context under it (its
+/// threads did not survive the fork, and an io_context shares its epoll instance with the
+/// parent's until io_context::notify_fork(asio::execution_context::fork_child) is called).
+/// From the fork on, the inherited connections cannot reach the parent's peers (each socket
+/// descriptor names an unconnected socket of the child's own), so the child cannot read the
+/// parent's replies or write into its connections even by mistake, and the parent is
+/// undisturbed. In the child, make a new io_context and a new Client, and leave the inherited
+/// ones alone, neither run nor destroyed (their memory is all they cost). BlockingClient
+/// (blocking_client.hpp) does all this itself at the child's first call.
+///
 /// Ownership and lifetime: keys and values passed in are copied (or, for a moved-in
 /// std::string, kept) before the call returns, except the key span of get_multi and friends,
 /// which must stay valid until the initiating function returns (with asio::deferred: until
