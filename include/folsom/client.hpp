@@ -451,6 +451,15 @@ class Client {
         r.key = key;
         return all_nodes<Status>(r, std::forward<Token>(token), protocol::validate_key(key));
     }
+    /// verbosity <level> on every server (the level of memcached's own logging).
+    /// void(std::error_code, std::vector<NodeResult<Status>>): Status::ok from each server.
+    template <class Token>
+    auto verbosity(std::uint32_t level, Token&& token) {
+        detail::Request r;
+        r.code = detail::OpCode::verbosity;
+        r.level = level;
+        return all_nodes<Status>(r, std::forward<Token>(token));
+    }
     /// version of every server. void(std::error_code, std::vector<NodeResult<std::string>>)
     template <class Token>
     auto version(Token&& token) {
