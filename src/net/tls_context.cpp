@@ -2,6 +2,7 @@
 
 #include "folsom/error.hpp"
 
+#include <string>
 #include <system_error>
 
 namespace folsom::net {

@@ -1,7 +1,7 @@
-// The client side of TLS as Options::tls configures it: one OpenSSL context (trust store or
-// CA file, verification, optional client certificate), and the per-stream settings (SNI and
-// the host name check). Used by every connection to a server and by discovery endpoints that
-// speak TLS (ElastiCache's configuration endpoint), so both verify alike.
+// The client side of TLS: one asio::ssl::context built from TlsOptions, shared by every
+// stream of a connection (a stream is made anew on each connect; the context is not), and the
+// per-stream settings (SNI, the host name check). Used by connections to servers and by
+// discovery endpoints that speak TLS (ElastiCache's), so both verify alike.
 #pragma once
 
 #include "folsom/options.hpp"
@@ -15,8 +15,9 @@
 
 namespace folsom::net {
 
-/// A client TLS context for `tls`. Throws std::system_error(errc::tls_error) naming the step
-/// that failed (a CA file or certificate that cannot be loaded).
+/// A TLS client context: the trust store (TlsOptions::ca_file, or the system's), the verify
+/// mode, and the client certificate and key when given. Throws std::system_error
+/// (errc::tls_error) naming the step that failed, e.g. an unreadable CA file.
 std::unique_ptr<asio::ssl::context> make_tls_context(const TlsOptions& tls);
 
 /// Sets SNI and, when `tls.verify`, the host name check on `stream` before its handshake: the
