@@ -3,6 +3,8 @@
 #include "folsom/error.hpp"
 #include "folsom/protocol/ascii_encoder.hpp"
 
+#include "wire/decode_loop.hpp"
+
 namespace folsom::detail {
 namespace {
 
@@ -252,15 +254,7 @@ DecodeStep AsciiDriver::decode(std::string_view input, net::CommandQueue& inflig
                 inflight.complete_front(sent);
         }
         const auto res = decoder_.parse(input.substr(step.consumed), reply);
-        if (res.state == ascii::ParseState::need_more) {
-            step.needed = res.needed;
-            return step;
-        }
-        if (res.state == ascii::ParseState::error) {
-            step.ec = errc::protocol_error;
-            step.message = decoder_.error().message();
-            return step;
-        }
+        if (ends_step(res, decoder_, step)) return step;
         const bool keyed_reply =
             reply.kind == K::value || reply.kind == K::end || is_refusal(reply.kind);
         if (group_open_ || (keyed_reply && !inflight.empty() && inflight.front().keep_key)) {

@@ -6,6 +6,8 @@
 #include "folsom/protocol/key.hpp"
 #include "folsom/protocol/meta_encoder.hpp"
 
+#include "wire/decode_loop.hpp"
+
 #include <charconv>
 
 namespace folsom::detail {
@@ -304,28 +306,12 @@ DecodeStep MetaDriver::decode(std::string_view input, net::CommandQueue& infligh
         bool in_step = true;
         if (is_classic(inflight.front().code) || is_classic_multi(inflight.front())) {
             const auto res = ascii_decoder_.parse(rest, areply);
-            if (res.state == ascii::ParseState::need_more) {
-                step.needed = res.needed;
-                return step;
-            }
-            if (res.state == ascii::ParseState::error) {
-                step.ec = errc::protocol_error;
-                step.message = ascii_decoder_.error().message();
-                return step;
-            }
+            if (ends_step(res, ascii_decoder_, step)) return step;
             consumed = res.consumed;
             in_step = deliver(areply, inflight);
         } else {
             const auto res = meta_decoder_.parse(rest, mreply);
-            if (res.state == meta::ParseState::need_more) {
-                step.needed = res.needed;
-                return step;
-            }
-            if (res.state == meta::ParseState::error) {
-                step.ec = errc::protocol_error;
-                step.message = meta_decoder_.error().message();
-                return step;
-            }
+            if (ends_step(res, meta_decoder_, step)) return step;
             consumed = res.consumed;
             in_step = deliver(mreply, inflight);
         }
