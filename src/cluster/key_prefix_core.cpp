@@ -123,8 +123,7 @@ std::error_code validate_key_prefix(std::string_view prefix) noexcept {
 
 KeyPrefixCore::KeyPrefixCore(std::shared_ptr<ClientCore> inner, std::string prefix,
                              bool hash_with_prefix, std::size_t max_outstanding)
-    : ClientCore(max_outstanding),
-      inner_(std::move(inner)),
+    : ForwardingCore(std::move(inner), max_outstanding),
       prefix_(std::move(prefix)),
       hash_with_prefix_(hash_with_prefix) {}
 

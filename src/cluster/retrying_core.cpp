@@ -128,7 +128,7 @@ class RetryShim final : public detail::Operation {
 }  // namespace
 
 RetryingCore::RetryingCore(std::shared_ptr<detail::ClientCore> inner, std::size_t max_outstanding)
-    : ClientCore(max_outstanding), inner_(std::move(inner)) {}
+    : ForwardingCore(std::move(inner), max_outstanding) {}
 
 void RetryingCore::submit(std::size_t server, detail::Operation& op, std::uint32_t part,
                           const detail::Request& request) {
