@@ -1,5 +1,7 @@
 #include "folsom/protocol/binary_decoder.hpp"
 
+#include "support/counting_operator_new.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,25 +13,6 @@
 #include <ostream>
 #include <string>
 #include <vector>
-
-// Counts every allocation in this test program, so a test can assert that decoding made none.
-namespace {
-std::atomic<std::size_t> allocations{0};
-}  // namespace
-
-void* operator new(std::size_t size) {
-    ++allocations;
-    if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-    throw std::bad_alloc();
-}
-// Not inlined: GCC would otherwise pair the free() with a `new[]` at a call site and report a
-// mismatch that is not there (new[] forwards to this operator new).
-[[gnu::noinline]] void operator delete(void* p) noexcept {
-    std::free(p);
-}
-[[gnu::noinline]] void operator delete(void* p, std::size_t) noexcept {
-    std::free(p);
-}
 
 // Packets below are written with designated initializers that name only the fields that
 // matter; the rest keep their defaults on purpose, which GCC would otherwise warn about.
@@ -482,14 +465,14 @@ TEST(BinaryDecoder, DecodingAllocatesNothing) {
     Response r;
     std::string_view rest = stream;
     std::size_t n = 0;
-    const std::size_t before = allocations.load();
+    const std::size_t before = folsom::test::heap_allocations();
     for (;;) {
         const auto res = d.parse(rest, r);
         if (res.state != ParseState::complete) break;
         rest.remove_prefix(res.consumed);
         ++n;
     }
-    const std::size_t after = allocations.load();
+    const std::size_t after = folsom::test::heap_allocations();
     EXPECT_EQ(after, before);
     EXPECT_EQ(n, every_kind().size());
     EXPECT_TRUE(rest.empty());
