@@ -17,3 +17,12 @@ if(FOLSOM_BUILD_TESTS AND TARGET folsom_libmemcached AND NOT FOLSOM_SANITIZE
   set_tests_properties(compat.consumers PROPERTIES
     LABELS compat SKIP_RETURN_CODE 77 TIMEOUT 1200 COST 500)
 endif()
+
+# compat.check_self_test: the harness's verdict logic (TAP parsing, the per-test comparison,
+# the loader proof, output normalisation) on fixed inputs; needs python3 only, seconds.
+if(FOLSOM_BUILD_TESTS AND NOT FOLSOM_TEST_PREFIX
+   AND (NOT FOLSOM_TEST_ONLY OR "compat_check_self_test" MATCHES "${FOLSOM_TEST_ONLY}"))
+  add_test(NAME compat.check_self_test
+           COMMAND ${PROJECT_SOURCE_DIR}/scripts/compat-check --self-test)
+  set_tests_properties(compat.check_self_test PROPERTIES LABELS compat TIMEOUT 60)
+endif()
