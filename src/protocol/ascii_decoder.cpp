@@ -427,16 +427,6 @@ inline detail::Step to_step(const ParseResult& r) noexcept {
 
 }  // namespace
 
-std::string DecodeError::message() const {
-    std::string s = reason;
-    s += " at offset ";
-    s += std::to_string(offset);
-    s += ": \"";
-    s.append(context, context_size);
-    s += '"';
-    return s;
-}
-
 void Decoder::reset() noexcept {
     pending_ = 0;
     error_ = DecodeError{};
