@@ -1,8 +1,10 @@
 // Behaviours, distributions, hashes and callbacks: the numbers compiled into every consumer.
 #include "handle.hpp"
+#include "request.hpp"
 
 #include <cstring>
 
+using folsom::compat::flush_buffered;
 using folsom::compat::Handle;
 using folsom::compat::handle_of;
 using folsom::compat::set_error;
@@ -78,6 +80,7 @@ memcached_return_t memcached_behavior_set(memcached_st* ptr, const memcached_beh
             return memcached_behavior_set_distribution(
                 ptr, static_cast<memcached_server_distribution_t>(data));
         case MEMCACHED_BEHAVIOR_BUFFER_REQUESTS:
+            if (!data) flush_buffered(*h);
             ptr->flags.buffer_requests = data != 0;
             break;
         case MEMCACHED_BEHAVIOR_SORT_HOSTS:

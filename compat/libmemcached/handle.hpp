@@ -75,6 +75,18 @@ struct PendingResult {
     Value value;
 };
 
+/// A set held back by MEMCACHED_BEHAVIOR_BUFFER_REQUESTS until memcached_flush_buffers (or
+/// the next call that is not such a set).
+struct BufferedStore {
+    std::size_t server;
+    StoreMode mode;
+    std::string key;
+    std::string value;
+    time_t expiration;
+    std::uint32_t flags;
+    std::uint64_t cas;
+};
+
 /// Everything a memcached_st holds besides its public fields.
 struct Handle {
     memcached_st* root = nullptr;
@@ -96,6 +108,8 @@ struct Handle {
     const memcached_instance_st* last_disconnected = nullptr;
     // Results of the last mget, handed out by memcached_fetch*().
     std::deque<PendingResult> pending;
+    // Writes held back by MEMCACHED_BEHAVIOR_BUFFER_REQUESTS, in the order they were made.
+    std::vector<BufferedStore> buffered;
     memcached_return_t pending_end = MEMCACHED_END;
     // The caller-driven event loop every server's Client runs on (created on first I/O), and
     // the process that created it (see forget_if_forked).

@@ -1,5 +1,6 @@
 // memcached_st's life: create, free, clone, reset; user data and memory allocators.
 #include "handle.hpp"
+#include "request.hpp"
 
 #include <cstdlib>
 #include <cstring>
@@ -83,6 +84,7 @@ void memcached_free(memcached_st* ptr) {
     Handle* h = handle_of(ptr);
     if (!h) return;
     if (ptr->on_cleanup) ptr->on_cleanup(ptr);
+    folsom::compat::flush_buffered(*h);  // as libmemcached's quit does
     memcached_result_free(&ptr->result);
     delete h;
     ptr->ketama.continuum = nullptr;

@@ -65,6 +65,11 @@ inline Expiry to_ttl(time_t expiration) {
     return Expiry::from_exptime(static_cast<std::int64_t>(expiration));
 }
 
+/// Sends the writes MEMCACHED_BEHAVIOR_BUFFER_REQUESTS held back and waits for their replies;
+/// the first failure, or MEMCACHED_SUCCESS. Every call that is not such a write sends them
+/// first, as libmemcached's do.
+memcached_return_t flush_buffered(Handle& h);
+
 inline std::string_view view(const char* p, std::size_t n) {
     return p ? std::string_view(p, n) : std::string_view{};
 }

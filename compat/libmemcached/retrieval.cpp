@@ -55,6 +55,7 @@ memcached_return_t mget(memcached_st* ptr, std::string_view group, const char* c
         }
         per_server[h->server_for(group.empty() ? k : group)].push_back(k);
     }
+    if (const memcached_return_t frc = flush_buffered(*h); frc != MEMCACHED_SUCCESS) return frc;
     std::vector<std::size_t> which;
     for (std::size_t s = 0; s < per_server.size(); ++s)
         if (!per_server[s].empty()) which.push_back(s);
@@ -216,6 +217,10 @@ char* memcached_get_by_key(memcached_st* ptr, const char* group_key, size_t grou
     }
     Handle& h = *p.h;
     h.pending.clear();
+    if (const memcached_return_t frc = flush_buffered(h); frc != MEMCACHED_SUCCESS) {
+        *error = frc;
+        return nullptr;
+    }
     folsom::Client& c = h.client(p.server);
     const std::string_view k = view(key, key_length);
     auto [ec, value] = run<std::optional<folsom::Value>>(h, [&](auto handler) {

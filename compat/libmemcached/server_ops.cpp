@@ -25,6 +25,7 @@ template <class T, class Start, class Each>
 memcached_return_t on_every_server(Handle& h, Start&& start, Each&& each) {
     if (h.servers.empty()) return set_error(h, MEMCACHED_NO_SERVERS, "no servers defined");
     h.query_id++;
+    if (const memcached_return_t frc = flush_buffered(h); frc != MEMCACHED_SUCCESS) return frc;
     const auto which = all_servers(h);
     auto replies = run_each<std::vector<folsom::NodeResult<T>>>(
         h, which,
@@ -43,6 +44,15 @@ memcached_return_t on_every_server(Handle& h, Start&& start, Each&& each) {
     }
     if (out != MEMCACHED_SUCCESS) h.last_rc = out;
     return out;
+}
+
+/// With NO_BLOCK and the binary protocol both on, libmemcached opens fresh connections for a
+/// stats call (php-memcached's stats_hang.phpt checks that it does).
+void reconnect_for_stats(Handle& h) {
+    if (h.root->flags.no_block && h.root->flags.binary_protocol) {
+        flush_buffered(h);
+        h.disconnect();
+    }
 }
 
 unsigned long long number(const std::string& v) {
@@ -145,8 +155,10 @@ memcached_return_t memcached_flush(memcached_st* ptr, time_t expiration) {
 }
 
 memcached_return_t memcached_flush_buffers(memcached_st* mem) {
-    // Every call has sent its requests (and read their replies) before it returns.
-    return handle_of(mem) ? MEMCACHED_SUCCESS : MEMCACHED_INVALID_ARGUMENTS;
+    // Sends what MEMCACHED_BEHAVIOR_BUFFER_REQUESTS held back (every other call has sent its
+    // requests and read their replies before it returned).
+    Handle* h = handle_of(mem);
+    return h ? flush_buffered(*h) : MEMCACHED_INVALID_ARGUMENTS;
 }
 
 memcached_return_t memcached_version(memcached_st* ptr) {
@@ -180,7 +192,10 @@ memcached_return_t memcached_verbosity(memcached_st* ptr, uint32_t verbosity) {
 }
 
 void memcached_quit(memcached_st* ptr) {
-    if (Handle* h = handle_of(ptr)) h->disconnect();
+    if (Handle* h = handle_of(ptr)) {
+        flush_buffered(*h);
+        h->disconnect();
+    }
 }
 
 memcached_stat_st* memcached_stat(memcached_st* ptr, char* args, memcached_return_t* error) {
@@ -205,6 +220,7 @@ memcached_stat_st* memcached_stat(memcached_st* ptr, char* args, memcached_retur
     }
     for (std::size_t i = 0; i < h->servers.size(); ++i)
         stats[i].root = ptr;
+    reconnect_for_stats(*h);
     const std::string group = args ? args : "";
     const memcached_return_t rc = on_every_server<folsom::StatList>(
         *h, [&](folsom::Client& c, auto handler) { c.stats(group, std::move(handler)); },
@@ -327,6 +343,7 @@ memcached_return_t memcached_stat_execute(memcached_st* memc, const char* args,
     Handle* h = handle_of(memc);
     if (!h) return MEMCACHED_INVALID_ARGUMENTS;
     const std::string group = args ? args : "";
+    reconnect_for_stats(*h);
     memcached_return_t cb_rc = MEMCACHED_SUCCESS;
     const memcached_return_t rc = on_every_server<folsom::StatList>(
         *h, [&](folsom::Client& c, auto handler) { c.stats(group, std::move(handler)); },

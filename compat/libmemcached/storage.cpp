@@ -15,8 +15,17 @@ memcached_return_t store(memcached_st* ptr, folsom::StoreMode mode, const char* 
     if (!value && value_length)
         return set_error(*p.h, MEMCACHED_INVALID_ARGUMENTS, "value is NULL");
     Handle& h = *p.h;
-    folsom::Client& c = h.client(p.server);
     const std::string_view k = view(key, key_length);
+    // libmemcached holds back only plain sets; any other request sends them first.
+    if (ptr->flags.buffer_requests && mode == folsom::StoreMode::set) {
+        h.buffered.push_back(BufferedStore{p.server, mode, std::string(k),
+                                           std::string(view(value, value_length)), expiration,
+                                           flags, cas});
+        set_success(h);
+        return MEMCACHED_BUFFERED;
+    }
+    if (const memcached_return_t rc = flush_buffered(h); rc != MEMCACHED_SUCCESS) return rc;
+    folsom::Client& c = h.client(p.server);
     auto [ec, status] = run<folsom::Status>(h, [&](auto handler) {
         c.store(mode, k, folsom::Bytes(view(value, value_length)), to_ttl(expiration),
                 folsom::StoreOptions{flags, cas}, std::move(handler));
@@ -44,6 +53,7 @@ memcached_return_t arith(memcached_st* ptr, bool incr, const char* group_key,
         return set_error(h, MEMCACHED_INVALID_ARGUMENTS,
                          "an initial value needs the binary protocol");
     }
+    if (const memcached_return_t frc = flush_buffered(h); frc != MEMCACHED_SUCCESS) return frc;
     folsom::Client& c = h.client(p.server);
     const std::string_view k = view(key, key_length);
     // MEMCACHED_EXPIRATION_NOT_ADD: never create the counter, which is a plain incr/decr.
@@ -64,6 +74,35 @@ memcached_return_t arith(memcached_st* ptr, bool incr, const char* group_key,
 }
 
 }  // namespace
+
+namespace folsom::compat {
+
+memcached_return_t flush_buffered(Handle& h) {
+    if (h.buffered.empty()) return MEMCACHED_SUCCESS;
+    std::vector<BufferedStore> items;
+    items.swap(h.buffered);
+    std::vector<std::size_t> which(items.size());
+    for (std::size_t i = 0; i < items.size(); ++i) {
+        which[i] = i;
+        h.client(items[i].server);
+    }
+    // All at once, pipelined per connection, in the order they were made.
+    auto replies = run_each<Status>(h, which, [&](std::size_t i, auto handler) {
+        BufferedStore& b = items[i];
+        h.servers[b.server]->client->store(b.mode, b.key, Bytes(std::move(b.value)),
+                                           to_ttl(b.expiration), StoreOptions{b.flags, b.cas},
+                                           std::move(handler));
+    });
+    memcached_return_t out = MEMCACHED_SUCCESS;
+    for (std::size_t i = 0; i < replies.size(); ++i) {
+        const memcached_return_t rc =
+            finish(h, items[i].server, replies[i].first, MEMCACHED_SUCCESS);
+        if (rc != MEMCACHED_SUCCESS && out == MEMCACHED_SUCCESS) out = rc;
+    }
+    return out;
+}
+
+}  // namespace folsom::compat
 
 #define FOLSOM_STORE(name, mode)                                                                   \
     memcached_return_t memcached_##name(memcached_st* ptr, const char* key, size_t key_length,     \
@@ -109,6 +148,7 @@ memcached_return_t memcached_delete_by_key(memcached_st* ptr, const char* group_
     if (expiration != 0)
         return set_error(h, MEMCACHED_INVALID_ARGUMENTS,
                          "memcached no longer supports a delete with an expiration");
+    if (const memcached_return_t frc = flush_buffered(h); frc != MEMCACHED_SUCCESS) return frc;
     folsom::Client& c = h.client(p.server);
     const std::string_view k = view(key, key_length);
     auto [ec, status] = run<folsom::Status>(h, [&](auto handler) { c.del(k, std::move(handler)); });
@@ -128,6 +168,7 @@ memcached_return_t memcached_touch_by_key(memcached_st* ptr, const char* group_k
     const Prepared p = prepare(ptr, view(group_key, group_key_length), view(key, key_length));
     if (p.rc != MEMCACHED_SUCCESS) return p.rc;
     Handle& h = *p.h;
+    if (const memcached_return_t frc = flush_buffered(h); frc != MEMCACHED_SUCCESS) return frc;
     folsom::Client& c = h.client(p.server);
     const std::string_view k = view(key, key_length);
     auto [ec, status] = run<folsom::Status>(
@@ -145,6 +186,7 @@ memcached_return_t memcached_exist_by_key(memcached_st* memc, const char* group_
     const Prepared p = prepare(memc, view(group_key, group_key_length), view(key, key_length));
     if (p.rc != MEMCACHED_SUCCESS) return p.rc;
     Handle& h = *p.h;
+    if (const memcached_return_t frc = flush_buffered(h); frc != MEMCACHED_SUCCESS) return frc;
     folsom::Client& c = h.client(p.server);
     const std::string_view k = view(key, key_length);
     // An add of an item that has already expired: refused when the key exists, and harmless

@@ -505,6 +505,24 @@ int main(int argc, char** argv) {
     section_basic(m, proto);
     section_last_error(m, proto);
 
+    /* ---- BUFFER_REQUESTS: sets wait for memcached_flush_buffers or the next other request */
+    {
+        memcached_st other;
+        memcached_create(&other);
+        memcached_server_add(&other, "127.0.0.1", (in_port_t)port1);
+        memcached_delete(&other, "buffered", 8, 0);
+        memcached_behavior_set(m, MEMCACHED_BEHAVIOR_BUFFER_REQUESTS, 1);
+        printf("[%s] buffered set: %s\n", proto, rcname(memcached_set(m, "buffered", 8, "b", 1, 0, 0)));
+        show_get(&other, "before flush_buffers", "buffered");
+        printf("[%s] flush_buffers: %s\n", proto, rcname(memcached_flush_buffers(m)));
+        show_get(&other, "after flush_buffers", "buffered");
+        printf("[%s] buffered set: %s\n", proto, rcname(memcached_set(m, "buffered", 8, "c", 1, 0, 0)));
+        printf("[%s] then an add: %s\n", proto, rcname(memcached_add(m, "buffered2", 9, "d", 1, 0, 0)));
+        show_get(&other, "after the add", "buffered");
+        memcached_behavior_set(m, MEMCACHED_BEHAVIOR_BUFFER_REQUESTS, 0);
+        memcached_free(&other);
+    }
+
     /* ---- fork: the child uses the handle it inherited (PHP-FPM does) --------------------- */
     {
         memcached_return_t frc = memcached_set(m, "forkkey", 7, "parent", 6, 0, 0);
