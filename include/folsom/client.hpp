@@ -46,6 +46,7 @@
 #include "folsom/detail/client_core.hpp"
 #include "folsom/detail/collectors.hpp"
 #include "folsom/error.hpp"
+#include "folsom/export.hpp"
 #include "folsom/meta.hpp"
 #include "folsom/options.hpp"
 #include "folsom/protocol/key.hpp"
@@ -74,7 +75,7 @@ namespace folsom {
 using Ttl = std::chrono::seconds;
 
 /// Flags and cas of a store.
-struct StoreOptions {
+struct FOLSOM_EXPORT StoreOptions {
     std::uint32_t flags = 0;  ///< opaque to the server, returned with the value
     std::uint64_t cas = 0;    ///< 0: no cas check (only StoreMode::cas uses it over ASCII)
 };
@@ -84,7 +85,7 @@ enum class StoreMode : std::uint8_t { set, add, replace, append, prepend, cas };
 
 namespace detail {
 /// memcached's exptime for a ttl: relative up to 30 days, absolute Unix time beyond.
-std::uint32_t to_exptime(Ttl ttl) noexcept;
+FOLSOM_EXPORT std::uint32_t to_exptime(Ttl ttl) noexcept;
 /// A duration as whole seconds for the wire, clamped to 0..UINT32_MAX (no absolute time).
 constexpr std::uint32_t to_seconds(Ttl ttl) noexcept {
     return ttl.count() <= 0              ? 0
@@ -97,7 +98,7 @@ class QuietClient;
 
 /// The asynchronous memcached client: a cheap, copyable handle to shared connections. See
 /// client.hpp for the contracts every operation keeps.
-class Client {
+class FOLSOM_EXPORT Client {
   public:
     using executor_type = asio::any_io_executor;  ///< where completions run by default
 
@@ -482,9 +483,7 @@ class Client {
     /// "host:port" of server `i` (0 <= i < server_count()); lives as long as the client.
     const std::string& server_name(std::size_t i) const noexcept { return core_->server_name(i); }
     /// Which server (index) owns `key` now (with failover, a live server).
-    std::size_t server_for(std::string_view key) const noexcept {
-        return core_->placement_of(key);
-    }
+    std::size_t server_for(std::string_view key) const noexcept { return core_->placement_of(key); }
     /// What each route did, when Options::routes configured a route tree (routes.hpp):
     /// requests, failovers and shadow outcomes by route name. Empty without routes, and for a
     /// tree that is one PoolRoute (served as a client without routes; per-server metrics

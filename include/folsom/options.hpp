@@ -9,6 +9,7 @@
 
 #include "folsom/cluster/continuum.hpp"
 #include "folsom/connection_state.hpp"
+#include "folsom/export.hpp"
 #include "folsom/routes.hpp"
 
 #include <chrono>
@@ -35,7 +36,7 @@ class Tracer;   // tracing.hpp
 enum class Protocol : std::uint8_t { ascii, binary, meta };
 
 /// TLS for every connection (memcached started with -Z). Certificates are PEM files.
-struct TlsOptions {
+struct FOLSOM_EXPORT TlsOptions {
     /// CA certificates to verify the server with; empty: the system's default trust store.
     std::string ca_file;
     /// Optional client certificate and its private key (for servers that verify clients).
@@ -50,14 +51,14 @@ struct TlsOptions {
 
 /// A SASL user for servers started with `memcached -S`. Sent with the PLAIN mechanism, so the
 /// password crosses the network in clear: use it on trusted networks (or over TLS: Options::tls).
-struct SaslCredentials {
+struct FOLSOM_EXPORT SaslCredentials {
     std::string username{};  ///< the SASL user name
     std::string password{};  ///< the user's password (sent in clear: see above)
     // Both have initialisers: designated initialisers may leave either out.
 };
 
 /// Everything a Client is configured with; every field has a usable default.
-struct Options {
+struct FOLSOM_EXPORT Options {
     /// "host:port" entries (port defaults to 11211; "host:port:weight" sets a ketama weight).
     std::vector<std::string> servers = {"127.0.0.1:11211"};
 

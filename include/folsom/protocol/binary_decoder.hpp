@@ -43,6 +43,7 @@
 // Pure: no I/O, no threads, no Asio, no allocation.
 #pragma once
 
+#include "folsom/export.hpp"
 #include "folsom/protocol/binary_protocol.hpp"
 #include "folsom/protocol/limits.hpp"
 
@@ -54,7 +55,7 @@
 namespace folsom::protocol::binary {
 
 /// One decoded response packet.
-struct Response {
+struct FOLSOM_EXPORT Response {
     Opcode opcode = Opcode::noop;
     ResponseStatus status = ResponseStatus::no_error;
     std::uint32_t opaque = 0;  ///< echoed from the request
@@ -71,7 +72,7 @@ struct Response {
 
 enum class ParseState : std::uint8_t { complete, need_more, error };
 
-struct ParseResult {
+struct FOLSOM_EXPORT ParseResult {
     ParseState state;
     /// complete: bytes of input the packet occupied (remove them before the next call).
     /// need_more / error: 0.
@@ -82,7 +83,7 @@ struct ParseResult {
 };
 
 /// Why the decoder stopped. Fixed size, so describing an error allocates nothing.
-struct DecodeError {
+struct FOLSOM_EXPORT DecodeError {
     const char* reason = "";  ///< static text, e.g. "bad magic byte"
     std::size_t offset = 0;   ///< offset of the offending field in the input of that parse()
     char context[64] = {};    ///< the offending bytes, escaped (\xNN) and truncated
@@ -92,7 +93,7 @@ struct DecodeError {
     std::string message() const;
 };
 
-class Decoder {
+class FOLSOM_EXPORT Decoder {
   public:
     explicit Decoder(const Limits& limits = {}) noexcept : limits_(limits) {}
 

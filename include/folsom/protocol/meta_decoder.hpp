@@ -34,6 +34,7 @@
 // Pure: no I/O, no threads, no Asio, no allocation.
 #pragma once
 
+#include "folsom/export.hpp"
 #include "folsom/protocol/limits.hpp"
 
 #include <cstddef>
@@ -61,7 +62,7 @@ enum class ReplyKind : std::uint8_t {
 };
 
 /// One decoded reply. Return flags are present only when the server sent them.
-struct Reply {
+struct FOLSOM_EXPORT Reply {
     ReplyKind kind = ReplyKind::noop;
     std::string_view data;    ///< value: the data block; debug: its pairs; errors: the text
     std::string_view key;     ///< k flag, or the ME key (base64 when key_base64)
@@ -83,7 +84,7 @@ struct Reply {
 
 enum class ParseState : std::uint8_t { complete, need_more, error };
 
-struct ParseResult {
+struct FOLSOM_EXPORT ParseResult {
     ParseState state;
     /// complete: bytes of input the reply occupied. need_more / error: 0.
     std::size_t consumed = 0;
@@ -92,7 +93,7 @@ struct ParseResult {
 };
 
 /// Why the decoder stopped. Fixed size, so describing an error allocates nothing.
-struct DecodeError {
+struct FOLSOM_EXPORT DecodeError {
     const char* reason = "";  ///< static text, e.g. "value size over limit"
     std::size_t offset = 0;   ///< offset of the offending bytes in the input of that parse()
     char context[64] = {};    ///< the offending bytes, escaped (\r \n \xNN) and truncated
@@ -102,7 +103,7 @@ struct DecodeError {
     std::string message() const;
 };
 
-class Decoder {
+class FOLSOM_EXPORT Decoder {
   public:
     explicit Decoder(const Limits& limits = {}) noexcept : limits_(limits) {}
 
