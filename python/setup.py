@@ -62,8 +62,10 @@ class CMakeExtension(Extension):
 class CMakeBuild(build_ext):
     def build_extension(self, ext):
         root = cpp_root()
-        build_dir = Path(os.environ.get("FOLSOM_BUILD_DIR") or
-                         Path(self.build_temp) / "cmake").resolve()
+        # From an sdist, cpp/build: laid out as a checkout's build/, so that ccache (used when
+        # installed) finds the objects of an earlier build of the same sources.
+        default_dir = (root / "build") if root == HERE / "cpp" else Path(self.build_temp) / "cmake"
+        build_dir = Path(os.environ.get("FOLSOM_BUILD_DIR") or default_dir).resolve()
         build_dir.mkdir(parents=True, exist_ok=True)
         generator = ["-G", "Ninja"] if shutil.which("ninja") else []
         static_deps = os.environ.get("FOLSOM_STATIC_DEPS", "1") not in ("0", "OFF", "off", "")
