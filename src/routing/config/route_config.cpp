@@ -130,11 +130,13 @@ const TypeInfo* find_type(RouteType t) {
     return nullptr;
 }
 
+#if FOLSOM_HAVE_NLOHMANN_JSON  // the JSON reader's lookups
 const TypeInfo* find_type(std::string_view name) {
     for (const auto& info : route_types)
         if (info.name == name) return &info;
     return nullptr;
 }
+#endif
 
 template <typename Range>
 std::string join(const Range& items) {
@@ -146,12 +148,14 @@ std::string join(const Range& items) {
     return out;
 }
 
+#if FOLSOM_HAVE_NLOHMANN_JSON
 std::string type_names() {
     std::vector<std::string_view> names;
     for (const auto& info : route_types)
         names.push_back(info.name);
     return join(names);
 }
+#endif
 
 bool is_operation(std::string_view op) {
     return std::find(operation_names.begin(), operation_names.end(), op) != operation_names.end();
