@@ -10,18 +10,32 @@
 /// Driver::caller is the shape libmemcached has: a sequential get is written, its reply read
 /// and its result returned on the calling thread, with no thread hand-off (a send(2) and, when
 /// the server has answered by then, a recv(2); else one epoll_wait more). The I/O thread costs
-/// a hand-off each way per request: on one CPU, about 2.2x libmemcached's client CPU per
-/// sequential get, where the caller-driven form costs 1.03-1.13x (bench/e2e_bench.cpp, the
-/// get.seq.blocking rows).
+/// a hand-off each way per request: on one CPU about twice libmemcached's client CPU per
+/// sequential get, where the caller-driven form costs about libmemcached's (docs/performance.md,
+/// the get.seq.blocking rows of bench/e2e_bench.cpp).
 ///
 /// Errors: the folsom error_code of a failed request is thrown as std::system_error; a miss is
 /// an empty optional and other non-error outcomes are a Status, as in Client.
 /// Ownership: every result is an owning copy (Value, MultiGetResult, ...); no view outlives a
 /// call.
+///
+/// After fork(): a BlockingClient made before a fork may be used in the child (a pre-forking
+/// server's workers: gunicorn --preload, uWSGI, PHP-FPM). The child's first call notices the
+/// new process and starts afresh: a new io_context, a new I/O thread (threads do not survive
+/// fork) and new connections, made as the client was made. What it inherited is abandoned,
+/// never used: the parent's connections are out of the child's reach from the fork on (each
+/// descriptor now names an unconnected socket of the child's own), so the child never reads a
+/// reply meant for its parent nor writes into its parent's connections, TLS ones included,
+/// and the parent goes on undisturbed. Requests that the parent's other threads had in flight
+/// at the fork are the parent's: they complete there, never in the child. In the child, call
+/// the client before using async() (or call notify_fork()), and do not fork while a call of
+/// the same client is inside its completion handler. Options::metrics and other objects shared
+/// through the Options are shared with the child's client as given.
 #pragma once
 
 #include "folsom/client.hpp"
 #include "folsom/detail/blocking_loop.hpp"
+#include "folsom/detail/fork_generation.hpp"
 #include "folsom/export.hpp"
 
 #include <cstdint>
@@ -65,6 +79,14 @@ class FOLSOM_EXPORT BlockingClient {
 
     /// The asynchronous client underneath (same connections).
     Client& async() noexcept { return client_; }
+
+    /// In a child process made by fork() after this client: starts it afresh now (see "After
+    /// fork()" above) rather than at its next call. Elsewhere a no-op. Not thread-safe in the
+    /// child: call it before the child starts threads that use the client.
+    void notify_fork() {
+        if (detail::fork_generation() != forks_) [[unlikely]]
+            restart_after_fork();
+    }
 
     /// Client::get: the value, or an empty optional on a miss.
     std::optional<Value> get(std::string_view key) {
@@ -170,6 +192,7 @@ class FOLSOM_EXPORT BlockingClient {
     /// first.
     template <class T, class Start>
     T call(Start&& start) {
+        notify_fork();
         detail::WaitSlot<T> slot;
         const bool lead = loop_.start([&] { start(detail::WaitHandler<T>{&slot, &loop_}); });
         loop_.wait([&] { return slot.done; }, lead);
@@ -177,6 +200,16 @@ class FOLSOM_EXPORT BlockingClient {
         return std::move(slot.value);
     }
 
+    /// Abandons what was inherited across fork (never destroyed: its thread is gone and its
+    /// io_context shares the parent's epoll instance) and makes the client again.
+    void restart_after_fork();
+    /// Leaves the inherited loop and client behind for good, with harmless ones in their
+    /// place (no thread, no connection), for the destructor to end.
+    void abandon_inherited();
+
+    std::function<Client(asio::any_io_executor)> make_;  // how the client was made
+    Driver driver_;
+    std::uint32_t forks_;  // detail::fork_generation() when loop_ and client_ were made
     detail::BlockingLoop loop_;
     Client client_;
 };

@@ -35,6 +35,16 @@
 /// request with errc::closed. Those completions are delivered through the executor like any
 /// other, so with a user-run io_context they run when it next runs.
 ///
+/// After fork(): a child must not use a Client it inherited, nor the io_context under it (its
+/// threads did not survive the fork, and an io_context shares its epoll instance with the
+/// parent's until io_context::notify_fork(asio::execution_context::fork_child) is called).
+/// From the fork on, the inherited connections cannot reach the parent's peers (each socket
+/// descriptor names an unconnected socket of the child's own), so the child cannot read the
+/// parent's replies or write into its connections even by mistake, and the parent is
+/// undisturbed. In the child, make a new io_context and a new Client, and leave the inherited
+/// ones alone, neither run nor destroyed (their memory is all they cost). BlockingClient
+/// (blocking_client.hpp) does all this itself at the child's first call.
+///
 /// Ownership and lifetime: keys and values passed in are copied (or, for a moved-in
 /// std::string, kept) before the call returns, except the key span of get_multi and friends,
 /// which must stay valid until the initiating function returns (with asio::deferred: until
@@ -117,8 +127,8 @@ class FOLSOM_EXPORT Client {
     }
     /// As connect(), delivering completions on `reply_executor` instead of the I/O thread
     /// (Folsom's withReplyExecutor): slow handlers then cannot stall the connections. The cost
-    /// is one post per request (a queue push and a wake-up of a reply thread: about 0.1-0.5 µs
-    /// of CPU here, plus the latency of the hop). A handler's own associated executor
+    /// is one post per request (a queue push and a wake-up of a reply thread, plus the latency
+    /// of the hop; docs/performance.md). A handler's own associated executor
     /// (asio::bind_executor, a coroutine's executor) still takes precedence, and get_view()
     /// callbacks always run on the I/O thread, since their views die with the read buffer.
     static Client connect(asio::any_io_executor io, const Options& options,
@@ -441,6 +451,15 @@ class FOLSOM_EXPORT Client {
         r.code = detail::OpCode::del;
         r.key = key;
         return all_nodes<Status>(r, std::forward<Token>(token), protocol::validate_key(key));
+    }
+    /// verbosity <level> on every server (the level of memcached's own logging).
+    /// void(std::error_code, std::vector<NodeResult<Status>>): Status::ok from each server.
+    template <class Token>
+    auto verbosity(std::uint32_t level, Token&& token) {
+        detail::Request r;
+        r.code = detail::OpCode::verbosity;
+        r.level = level;
+        return all_nodes<Status>(r, std::forward<Token>(token));
     }
     /// version of every server. void(std::error_code, std::vector<NodeResult<std::string>>)
     template <class Token>

@@ -3,8 +3,7 @@
 namespace folsom::detail {
 
 DiscoveringCore::DiscoveringCore(std::shared_ptr<ServerCore> inner, const Options& options)
-    : ClientCore(options.max_outstanding_requests),
-      inner_(std::move(inner)),
+    : ForwardingCore(std::move(inner), options.max_outstanding_requests),
       discovery_(options.discovery),
       interval_(std::max(options.discovery_interval, std::chrono::milliseconds(1))),
       timer_(inner_->executor()) {}

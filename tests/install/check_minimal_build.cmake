@@ -12,7 +12,8 @@ execute_process(COMMAND ${CMAKE_COMMAND} -S ${SOURCE_DIR} -B ${BINARY_DIR} -G ${
                         -DFOLSOM_WITH_ZLIB=OFF -DFOLSOM_WITH_NLOHMANN_JSON=OFF
                         -DFOLSOM_BUILD_TOOLS=OFF -DFOLSOM_BUILD_BENCH=OFF
                         -DFOLSOM_BUILD_EXAMPLES=OFF -DFOLSOM_BUILD_DOCS=OFF
-                        -DFOLSOM_BUILD_PYTHON=OFF "-DFOLSOM_TEST_ONLY=${only}"
+                        -DFOLSOM_BUILD_PYTHON=OFF -DFOLSOM_BUILD_LIBMEMCACHED_COMPAT=OFF
+                        "-DFOLSOM_TEST_ONLY=${only}"
                 RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "configuring the minimal build failed: ${rc}")
