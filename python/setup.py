@@ -78,6 +78,7 @@ class CMakeBuild(build_ext):
             "-DFOLSOM_PYTHON_SOURCE_DIR=" + str(HERE),
             "-DFOLSOM_BUILD_TESTS=OFF", "-DFOLSOM_BUILD_BENCH=OFF", "-DFOLSOM_BUILD_TOOLS=OFF",
             "-DFOLSOM_BUILD_EXAMPLES=OFF", "-DFOLSOM_BUILD_DOCS=OFF",
+            "-DFOLSOM_BUILD_LIBMEMCACHED_COMPAT=OFF",
             "-DPython3_EXECUTABLE=" + sys.executable,
         ]
         try:  # pybind11 from pip, when the building interpreter has it
