@@ -5,6 +5,7 @@
 #include "folsom/protocol/key.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <unistd.h>
@@ -187,12 +188,22 @@ memcached_return_t set_server_error(Handle& h, ServerEntry& s, memcached_return_
                                     std::string_view message) {
     s.last_rc = rc;
     s.last_message.assign(message);
+    // libmemcached words a server's failure "(<handle>) <code text>,  host: <host>:<port>";
+    // libmemcached-tools print it.
+    char prefix[32];
+    std::snprintf(prefix, sizeof prefix, "(%p) ", static_cast<const void*>(h.root));
+    std::string text = prefix;
+    text += memcached_strerror(h.root, rc);
+    text += ",  host: " + s.host;
+    if (s.type != MEMCACHED_CONNECTION_UNIX_SOCKET) text += ":" + std::to_string(s.port);
     if (rc == MEMCACHED_CONNECTION_FAILURE || rc == MEMCACHED_TIMEOUT ||
         rc == MEMCACHED_HOST_LOOKUP_FAILURE || rc == MEMCACHED_SERVER_TEMPORARILY_DISABLED) {
         h.last_disconnected = &s.instance;
         s.last_failed = true;
     }
-    return set_error(h, rc, message);
+    set_error(h, rc, {});
+    h.last_message = std::move(text);
+    return rc;
 }
 
 memcached_return_t to_return(std::error_code ec) noexcept {

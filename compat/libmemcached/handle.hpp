@@ -101,7 +101,6 @@ struct Handle {
     // the process that created it (see forget_if_forked).
     std::unique_ptr<detail::BlockingLoop> loop;
     pid_t loop_pid = 0;
-    std::string error_text;  // storage for memcached_error()'s returned pointer
     // The ketama ring of the current servers and distribution, built on first use.
     mutable std::unique_ptr<cluster::Continuum> ring;
     // The unweighted ring (MEMCACHED_BEHAVIOR_KETAMA, DISTRIBUTION_CONSISTENT without weights):

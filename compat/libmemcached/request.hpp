@@ -58,13 +58,11 @@ inline memcached_return_t finish(Handle& h, std::size_t i, std::error_code ec,
     return ok_rc;
 }
 
-/// A libmemcached expiration (seconds up to 30 days, else an absolute Unix time, as memcached
-/// reads it) as folsom's Ttl, which the client turns back into the same exptime.
-inline Ttl to_ttl(time_t expiration) {
-    constexpr time_t thirty_days = 60 * 60 * 24 * 30;
-    if (expiration <= thirty_days) return Ttl(expiration);
-    const time_t left = expiration - std::time(nullptr);
-    return Ttl(left > 0 ? left : -1);
+/// A libmemcached expiration as folsom's Expiry: memcached's convention (seconds up to 30 days,
+/// else an absolute Unix time; negative: already expired), passed through unchanged, as
+/// libmemcached sends it. One past 2038-01-19 fails with MEMCACHED_INVALID_ARGUMENTS.
+inline Expiry to_ttl(time_t expiration) {
+    return Expiry::from_exptime(static_cast<std::int64_t>(expiration));
 }
 
 inline std::string_view view(const char* p, std::size_t n) {

@@ -4,6 +4,8 @@
 // An mget waits for every server's reply before it returns (the servers are asked at once,
 // on the handle's loop); the fetch calls then hand the hits out one by one. libmemcached
 // reads the replies while the caller fetches; the results and their codes are the same.
+#include "folsom/protocol/key.hpp"
+
 #include "request.hpp"
 
 #include <cstring>
@@ -42,7 +44,15 @@ memcached_return_t mget(memcached_st* ptr, std::string_view group, const char* c
     std::vector<std::vector<std::string_view>> per_server(h->servers.size());
     for (size_t i = 0; i < number_of_keys; ++i) {
         const std::string_view k = view(keys[i], key_length[i]);
-        if (const memcached_return_t rc = check_key(*h, k); rc != MEMCACHED_SUCCESS) return rc;
+        if (k.empty() || k.size() + h->prefix.size() >= MEMCACHED_MAX_KEY ||
+            ptr->flags.verify_key) {
+            if (const memcached_return_t rc = check_key(*h, k); rc != MEMCACHED_SUCCESS) return rc;
+        } else if (folsom::protocol::validate_key(k)) {
+            // libmemcached (without VERIFY_KEY) sends such a key as it is, and the server
+            // answers nothing for it: pylibmc's get_multi relies on that. The drop-in sends
+            // nothing for it, and it is a miss all the same.
+            continue;
+        }
         per_server[h->server_for(group.empty() ? k : group)].push_back(k);
     }
     std::vector<std::size_t> which;

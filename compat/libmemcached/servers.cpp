@@ -257,14 +257,16 @@ memcached_return_t memcached_server_cursor(const memcached_st* ptr,
                                            uint32_t number_of_callbacks) {
     const Handle* h = handle_of(ptr);
     if (!h) return MEMCACHED_INVALID_ARGUMENTS;
+    // Every callback runs for every server, whatever the others answered; any failure makes
+    // the cursor's answer SOME ERRORS (libmemcached-tools turn it into their exit code).
+    bool failed = false;
     for (const auto& s : h->servers) {
         for (uint32_t i = 0; i < number_of_callbacks; ++i) {
             if (!callback[i]) continue;
-            const memcached_return_t rc = callback[i](ptr, &s->instance, context);
-            if (memcached_failed(rc)) break;
+            if (memcached_failed(callback[i](ptr, &s->instance, context))) failed = true;
         }
     }
-    return MEMCACHED_SUCCESS;
+    return failed ? MEMCACHED_SOME_ERRORS : MEMCACHED_SUCCESS;
 }
 
 const char* memcached_server_name(const memcached_instance_st* self) {

@@ -97,7 +97,7 @@ class FOLSOM_EXPORT BlockingClient {
         return call<std::optional<Value>>([&](auto h) { client_.gets(key, std::move(h)); });
     }
     /// Client::gat: get and set the ttl.
-    std::optional<Value> gat(std::string_view key, Ttl ttl) {
+    std::optional<Value> gat(std::string_view key, Expiry ttl) {
         return call<std::optional<Value>>([&](auto h) { client_.gat(key, ttl, std::move(h)); });
     }
     /// Client::get_multi: the values in key order. Throws only when every server failed.
@@ -105,17 +105,17 @@ class FOLSOM_EXPORT BlockingClient {
         return call<MultiGetResult>([&](auto h) { client_.get_multi(keys, std::move(h)); });
     }
     /// Client::store: the general store.
-    Status store(StoreMode mode, std::string_view key, Bytes value, Ttl ttl,
+    Status store(StoreMode mode, std::string_view key, Bytes value, Expiry ttl,
                  StoreOptions opts = {}) {
         return call<Status>(
             [&](auto h) { client_.store(mode, key, std::move(value), ttl, opts, std::move(h)); });
     }
     /// Client::set: stored (or value_too_large / out_of_memory from the server).
-    Status set(std::string_view key, Bytes value, Ttl ttl = Ttl{0}, std::uint32_t flags = 0) {
+    Status set(std::string_view key, Bytes value, Expiry ttl = {}, std::uint32_t flags = 0) {
         return store(StoreMode::set, key, std::move(value), ttl, {flags, 0});
     }
     /// Client::cas: stored, exists (changed since `cas` was read) or not_found.
-    Status cas(std::string_view key, Bytes value, std::uint64_t cas, Ttl ttl = Ttl{0}) {
+    Status cas(std::string_view key, Bytes value, std::uint64_t cas, Expiry ttl = {}) {
         return store(StoreMode::cas, key, std::move(value), ttl, {0, cas});
     }
     /// Client::del: deleted or not_found.
@@ -123,7 +123,7 @@ class FOLSOM_EXPORT BlockingClient {
         return call<Status>([&](auto h) { client_.del(key, std::move(h)); });
     }
     /// Client::touch: touched or not_found.
-    Status touch(std::string_view key, Ttl ttl) {
+    Status touch(std::string_view key, Expiry ttl) {
         return call<Status>([&](auto h) { client_.touch(key, ttl, std::move(h)); });
     }
     /// Client::incr: the new value, or an empty optional when the key is missing.
@@ -138,13 +138,13 @@ class FOLSOM_EXPORT BlockingClient {
     }
     /// With an initial value: binary and meta protocols only.
     std::optional<std::uint64_t> incr(std::string_view key, std::uint64_t delta,
-                                      std::uint64_t initial, Ttl ttl) {
+                                      std::uint64_t initial, Expiry ttl) {
         return call<std::optional<std::uint64_t>>(
             [&](auto h) { client_.incr(key, delta, initial, ttl, std::move(h)); });
     }
     /// As decr, creating a missing counter holding `initial`: binary and meta protocols only.
     std::optional<std::uint64_t> decr(std::string_view key, std::uint64_t delta,
-                                      std::uint64_t initial, Ttl ttl) {
+                                      std::uint64_t initial, Expiry ttl) {
         return call<std::optional<std::uint64_t>>(
             [&](auto h) { client_.decr(key, delta, initial, ttl, std::move(h)); });
     }
@@ -153,7 +153,7 @@ class FOLSOM_EXPORT BlockingClient {
         return call<MetaGetResult>([&](auto h) { client_.meta_get(key, opts, std::move(h)); });
     }
     /// Client::meta_set (meta protocol only): stored, not_stored, exists or not_found.
-    Status meta_set(std::string_view key, Bytes value, Ttl ttl = Ttl{0},
+    Status meta_set(std::string_view key, Bytes value, Expiry ttl = {},
                     const MetaSetOptions& opts = {}) {
         return call<Status>(
             [&](auto h) { client_.meta_set(key, std::move(value), ttl, opts, std::move(h)); });

@@ -57,6 +57,10 @@ struct FOLSOM_EXPORT SaslCredentials {
     // Both have initialisers: designated initialisers may leave either out.
 };
 
+/// The server a Client connects to when Options::servers is empty (and neither discovery nor
+/// routes name the servers): memcached's own default address.
+inline constexpr const char* default_server = "127.0.0.1:11211";
+
 /// TCP keepalive (Options::tcp_keepalive): on an idle connection, a probe after `idle`, then
 /// every `interval`; after `count` unanswered probes the kernel ends the connection, which
 /// then fails and reconnects as on any other loss. It finds a peer that vanished without a
@@ -72,7 +76,11 @@ struct FOLSOM_EXPORT TcpKeepalive {
 /// Everything a Client is configured with; every field has a usable default.
 struct FOLSOM_EXPORT Options {
     /// "host:port" entries (port defaults to 11211; "host:port:weight" sets a ketama weight).
-    std::vector<std::string> servers = {"127.0.0.1:11211"};
+    /// Starts empty, so that `push_back` (as with libmemcached's memcached_server_add) gives
+    /// exactly the servers pushed. Empty at connect (without `discovery` or `routes`): one
+    /// server, default_server (127.0.0.1:11211, memcached's default). The environment
+    /// ($MEMCACHED_SERVERS) is not read here; the `folsom` program reads it.
+    std::vector<std::string> servers{};
 
     /// The wire protocol; ASCII works with every memcached.
     Protocol protocol = Protocol::ascii;

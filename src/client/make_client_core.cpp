@@ -52,8 +52,10 @@ std::shared_ptr<ClientCore> make_client_core(asio::any_io_executor ex, const Opt
     } else {
         std::vector<ServerAddress> servers;
         if (!options.discovery) {
-            if (options.servers.empty()) throw std::system_error(errc::invalid_argument);
-            for (const auto& s : options.servers) {
+            // No server named: memcached's default address (Options::servers says why the
+            // list starts empty rather than holding it).
+            const std::vector<std::string> fallback{default_server};
+            for (const auto& s : options.servers.empty() ? fallback : options.servers) {
                 ServerAddress addr;
                 std::string why;
                 if (auto ec = parse_server_address(s, addr, &why)) throw std::system_error(ec, why);

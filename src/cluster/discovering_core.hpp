@@ -37,6 +37,7 @@ class DiscoveringCore final : public ForwardingCore<ServerCore>,
     void schedule();
 
     std::shared_ptr<cluster::Discovery> discovery_;
+    std::optional<TlsOptions> tls_;  // the client's: a discovery endpoint speaks TLS with it
     const std::chrono::milliseconds interval_;
     asio::steady_timer timer_;  // touched only under mu_
     std::mutex mu_;

@@ -7,10 +7,10 @@
 #include "net/connection_stream.hpp"
 #include "net/self_connection.hpp"
 #include "net/socket_options.hpp"
+#include "net/tls_context.hpp"
 
 #include <asio/connect.hpp>
 #include <asio/local/stream_protocol.hpp>
-#include <asio/ssl/host_name_verification.hpp>
 #include <openssl/ssl.h>
 
 #include <memory>
@@ -124,11 +124,7 @@ void Connection::on_connected(std::uint64_t gen, const std::error_code& ec) {
 }
 
 void Connection::start_tls(std::uint64_t gen) {
-    const auto& tls = *options_.tls;
-    const std::string& name = tls.server_name.empty() ? host_ : tls.server_name;
-    // SNI, so a server behind one address with several certificates picks the right one.
-    SSL_set_tlsext_host_name(tls_->native_handle(), name.c_str());
-    if (tls.verify) tls_->set_verify_callback(asio::ssl::host_name_verification(name));
+    prepare_tls_stream(*tls_, *options_.tls, host_);  // SNI and the host name check
     tls_->async_handshake(asio::ssl::stream_base::client,
                           [self = shared_from_this(), gen, s = tls_](const std::error_code& ec) {
                               if (gen != self->generation_) return;

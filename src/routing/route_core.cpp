@@ -6,6 +6,7 @@
 #include "base/wrapper_operation.hpp"
 #include "cluster/pool_core.hpp"
 #include "net/connection.hpp"
+#include "routing/config/weighted_pools.hpp"
 
 #include <atomic>
 #include <mutex>
@@ -141,22 +142,34 @@ void RouteCore::notify_when_ready(std::chrono::milliseconds timeout,
 
 std::shared_ptr<detail::ClientCore> make_route_core(asio::any_io_executor ex,
                                                     const Options& options) {
-    const RouteConfig& config = *options.routes;
-    config.validate();
+    options.routes->validate();
     if (options.discovery)
         throw std::system_error(make_error_code(errc::invalid_argument),
                                 "Options::routes and Options::discovery cannot be used together "
                                 "(the pools name the servers)");
+    const RouteConfig config = expand_weighted_pools(*options.routes);
+    // A pool's Options: the client's, with what the pool's configuration sets (mcrouter's
+    // pool options) in place.
+    auto pool_options = [&](const PoolSpec& pool) {
+        Options o = options;
+        o.routes.reset();  // a pool is a plain ring
+        if (pool.server_timeout) o.request_timeout = *pool.server_timeout;
+        if (pool.protocol) o.protocol = *pool.protocol;
+        if (pool.tls)
+            o.tls = *pool.tls ? options.tls.value_or(TlsOptions{}) : std::optional<TlsOptions>{};
+        return o;
+    };
     std::vector<std::vector<ServerAddress>> servers;
     for (const PoolSpec& pool : config.pools) {
         auto& list = servers.emplace_back();
+        const bool tls = pool.tls.value_or(options.tls.has_value());
         for (std::size_t i = 0; i < pool.servers.size(); ++i) {
             const std::string path = "pools." + pool.name + ".servers[" + std::to_string(i) + "]";
             ServerAddress addr;
             std::string why;
             if (parse_server_address(pool.servers[i], addr, &why))
                 throw RouteConfigError(path, why);
-            if (addr.is_unix_socket() && options.tls)
+            if (addr.is_unix_socket() && tls)
                 throw RouteConfigError(path, net::unix_socket_tls_refusal(addr.host));
             list.push_back(std::move(addr));
         }
@@ -166,10 +179,9 @@ std::shared_ptr<detail::ClientCore> make_route_core(asio::any_io_executor ex,
     std::set<std::string> ch3_pools;
     collect_ch3_pools(config.route, ch3_pools);
     auto make_pool = [&](std::size_t p, std::vector<ServerAddress> s) {
-        if (ch3_pools.count(config.pools[p].name) == 0)
-            return detail::make_pool_core(ex, options, std::move(s));
-        Options placed = options;
-        placed.distribution = cluster::Distribution::mcrouter_ch3;
+        Options placed = pool_options(config.pools[p]);
+        if (ch3_pools.count(config.pools[p].name) != 0)
+            placed.distribution = cluster::Distribution::mcrouter_ch3;
         return detail::make_pool_core(ex, placed, std::move(s));
     };
     // One pool route, nothing else: the pool's own core is the whole client.

@@ -5,7 +5,9 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <ctime>
+#include <map>
 #include <mutex>
 #include <new>
 #include <vector>
@@ -16,6 +18,10 @@ struct memcached_pool_st {
     std::uint32_t max = 1;
     std::uint32_t made = 0;  // clones in existence (idle or lent out)
     std::vector<memcached_st*> idle;
+    // Bumped by memcached_pool_behavior_set; a clone lent before the change is replaced by a
+    // fresh clone of the master when it comes back.
+    std::uint64_t generation = 0;
+    std::map<memcached_st*, std::uint64_t> lent;
     std::mutex m;
     std::condition_variable cv;
 };
@@ -90,6 +96,7 @@ memcached_st* memcached_pool_fetch(memcached_pool_st* pool, struct timespec* rel
     if (!pool->idle.empty()) {
         memcached_st* c = pool->idle.back();
         pool->idle.pop_back();
+        pool->lent[c] = pool->generation;
         *rc = MEMCACHED_SUCCESS;
         return c;
     }
@@ -99,6 +106,7 @@ memcached_st* memcached_pool_fetch(memcached_pool_st* pool, struct timespec* rel
         return nullptr;
     }
     pool->made++;
+    pool->lent[c] = pool->generation;
     *rc = MEMCACHED_SUCCESS;
     return c;
 }
@@ -114,6 +122,17 @@ memcached_return_t memcached_pool_release(memcached_pool_st* pool, memcached_st*
     if (!pool || !mmc) return MEMCACHED_INVALID_ARGUMENTS;
     {
         std::lock_guard lk(pool->m);
+        const auto it = pool->lent.find(mmc);
+        if (it == pool->lent.end()) return MEMCACHED_INVALID_ARGUMENTS;  // not one of ours
+        const bool stale = it->second != pool->generation;
+        pool->lent.erase(it);
+        if (stale) {
+            // Its settings predate a memcached_pool_behavior_set: a fresh clone replaces it.
+            if (memcached_st* fresh = memcached_clone(nullptr, pool->master)) {
+                memcached_free(mmc);
+                mmc = fresh;
+            }
+        }
         pool->idle.push_back(mmc);
     }
     pool->cv.notify_one();
@@ -130,10 +149,10 @@ memcached_return_t memcached_pool_behavior_set(memcached_pool_st* pool, memcache
     std::lock_guard lk(pool->m);
     const memcached_return_t rc = memcached_behavior_set(pool->master, flag, data);
     if (rc != MEMCACHED_SUCCESS) return rc;
-    // Idle clones follow at once; lent ones keep their settings until they come back, when
-    // they are idle again (libmemcached re-clones them; here they are updated on release).
+    // Idle clones follow at once; lent ones are replaced by fresh clones when they come back.
     for (memcached_st* c : pool->idle)
         memcached_behavior_set(c, flag, data);
+    pool->generation++;
     return MEMCACHED_SUCCESS;
 }
 

@@ -100,6 +100,14 @@ static memcached_return_t print_server(const memcached_st* m, const memcached_in
            memcached_server_type(s));
     return MEMCACHED_SUCCESS;
 }
+static int cursor_calls = 0;
+static memcached_return_t fail_first(const memcached_st* m, const memcached_instance_st* s,
+                                     void* ctx) {
+    (void)m;
+    (void)s;
+    (void)ctx;
+    return ++cursor_calls == 1 ? MEMCACHED_FAILURE : MEMCACHED_SUCCESS;
+}
 struct stat_seen {
     int count;
     int pid_seen;
@@ -245,6 +253,22 @@ static void section_basic(memcached_st* m, const char* proto) {
     }
     rc = memcached_mget(m, mkeys, mlens, 0);
     printf("[%s] mget no keys: %s\n", proto, rcname(rc));
+    /* keys the text protocol cannot carry, in an mget: misses (pylibmc relies on it); an empty
+     * one refuses the whole mget */
+    {
+        const char* odd[] = {"m1", "hello world", "\x01"};
+        size_t odd_len[] = {2, 11, 1};
+        rc = memcached_mget(m, odd, odd_len, 3);
+        int n = 0;
+        while ((val = memcached_fetch(m, key, &klen, &vlen, &flags, &rc))) {
+            n++;
+            free(val);
+        }
+        printf("[%s] mget with odd keys: hits=%d end=%s\n", proto, n, rcname(rc));
+        odd[1] = "";
+        odd_len[1] = 0;
+        printf("[%s] mget with an empty key: %s\n", proto, rcname(memcached_mget(m, odd, odd_len, 3)));
+    }
     /* the end of a fetch: END after something was fetched since the mget, NOT FOUND if not */
     {
         const char* miss[] = {"m3"};
@@ -521,8 +545,8 @@ int main(int argc, char** argv) {
     printf("push: %s\n", rcname(memcached_server_push(m, list)));
     memcached_server_list_free(list);
     printf("server count %u\n", memcached_server_count(m));
-    memcached_server_fn cursor_fns[] = {print_server};
-    memcached_server_cursor(m, cursor_fns, NULL, 1);
+    memcached_server_fn cursor_fns[] = {print_server, fail_first};
+    printf("cursor: %s\n", rcname(memcached_server_cursor(m, cursor_fns, NULL, 2)));
     printf("version: %s\n", rcname(memcached_version(m)));
     const memcached_instance_st* inst = memcached_server_instance_by_position(m, 0);
     printf("instance 0 %s:%u major %u\n", memcached_server_name(inst),

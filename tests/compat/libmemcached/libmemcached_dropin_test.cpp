@@ -6,6 +6,7 @@
 //     the library the process loaded (its /proc/<pid>/maps).
 #include "support/child_process.hpp"
 #include "support/memcached_server.hpp"
+#include "support/sasl_database.hpp"
 
 #include <gtest/gtest.h>
 
@@ -248,6 +249,39 @@ TEST(LibmemcachedDropin, ToolsRunOnIt) {
     EXPECT_EQ(maps.find(debian_dir + "/libmemcached.so"), std::string::npos) << maps;
     EXPECT_EQ(cat.status, 0);
     EXPECT_EQ(cat.out, "hello from a file\n\n");  // memccat adds a newline
+}
+
+/// SASL PLAIN over the binary protocol (memcached -S), through the tools' --username and
+/// --password: memcached_set_sasl_auth_data and libmemcached_util_ping2 on the drop-in.
+TEST(LibmemcachedDropin, SaslThroughTheTools) {
+    if (!folsom::test::SaslDatabase::available()) GTEST_SKIP() << "saslpasswd2 (sasl2-bin)";
+    for (const char* tool : {"memccp", "memccat", "memcping"})
+        if (!folsom::test::have_program(tool)) GTEST_SKIP() << tool << " (libmemcached-tools)";
+    folsom::test::SaslDatabase db("folsom", "s3cret pass");
+    MemcachedServer server({"-S"});
+    const std::string why = folsom::test::SaslDatabase::missing_plain(server.port());
+    ASSERT_TRUE(why.empty()) << why;
+    folsom::test::TempDir dir;
+    const std::string file = dir.file("sasl.txt");
+    std::ofstream(file) << "behind a login\n";
+    const std::string servers = "--servers=127.0.0.1:" + std::to_string(server.port());
+    const std::vector<std::vector<std::string>> script = {
+        {"memccp", servers, "--binary", "--username=folsom", "--password=s3cret pass", file},
+        {"memccat", servers, "--binary", "--username=folsom", "--password=s3cret pass", "sasl.txt"},
+        {"memcping", servers, "--username=folsom", "--password=s3cret pass"},
+        {"memccat", servers, "--binary", "--username=folsom", "--password=wrong", "sasl.txt"},
+        {"memcping", servers, "--username=folsom", "--password=wrong"},
+    };
+    for (const auto& step : script) {
+        std::string what;
+        for (const auto& a : step)
+            what += a + " ";
+        const Outcome theirs = run(step, "");
+        const Outcome ours = run(step, dropin_dir);
+        EXPECT_EQ(ours.status, theirs.status) << what;
+        EXPECT_EQ(ours.out, theirs.out) << what;
+    }
+    EXPECT_EQ(run(script[1], dropin_dir).out, "behind a login\n\n");
 }
 
 }  // namespace
