@@ -101,8 +101,8 @@ std::string describe(std::error_code ec, const ErrorContext& ctx) {
             return at("connection closed");
         case errc::auth_failed:
             return at(
-                "authentication failed (the server refused the SASL login; check --username "
-                "and $MEMCACHED_PASSWORD)");
+                "authentication failed (the server refused the login: SASL over binary, the "
+                "-Y auth file over ascii and meta; check --username and $MEMCACHED_PASSWORD)");
         case errc::no_sasl_mechanism:
             return at(
                 "the server offers no SASL PLAIN mechanism: its Cyrus SASL plugins are missing "
@@ -111,8 +111,8 @@ std::string describe(std::error_code ec, const ErrorContext& ctx) {
             // The command line asks nothing protocol-specific of the server but the login.
             if (ctx.sasl)
                 return at(
-                    "the server does not support SASL authentication (was it started with "
-                    "-S?)");
+                    "the server does not ask for a login (over binary, was it started with -S? "
+                    "over ascii or meta, with -Y <auth file>?)");
             return at(ec.message());
         case errc::tls_error:
             // The library reports a refused certificate and any other handshake failure with

@@ -62,9 +62,10 @@ void GlobalOptions::add_to(CLI::App& app) {
                    "Connect and request timeout in milliseconds (default 3000)")
         ->check(CLI::Range(1, 3'600'000));
     app.add_option("--username", username,
-                   "SASL PLAIN user (memcached -S); the password is read from "
-                   "$MEMCACHED_PASSWORD, never from the command line. Selects --protocol "
-                   "binary (SASL needs it); an explicit ascii or meta is refused")
+                   "Log in as USER; the password is read from $MEMCACHED_PASSWORD, never from "
+                   "the command line. SASL PLAIN over binary (memcached -S; the protocol "
+                   "when --protocol is not given), text authentication over ascii or meta "
+                   "(memcached -Y)")
         ->type_name("USER");
     app.add_flag("--tls", tls,
                  "Connect with TLS (memcached -Z), verifying the server's "
@@ -93,13 +94,7 @@ void GlobalOptions::finish() {
         throw CliError("--tls-key needs --tls-cert (the certificate the key belongs to)");
     if (!username.empty()) {
         const bool protocol_given = protocol_option_ != nullptr && protocol_option_->count() > 0;
-        if (!protocol_given)
-            protocol_name = "binary";
-        else if (protocol_name != "binary")
-            throw CliError(fmt::format(
-                "--username needs --protocol binary (memcached does SASL over the binary "
-                "protocol only), not --protocol {}",
-                protocol_name));
+        if (!protocol_given) protocol_name = "binary";
     }
     if (config_option_ != nullptr && config_option_->count() > 0) {
         try {
@@ -197,7 +192,9 @@ Options GlobalOptions::options(std::vector<std::string> server_list) const {
                 fmt::format("--username {} needs the password in ${} (it is unset or "
                             "empty; the password is never taken from the command line)",
                             printable(username), password_variable));
-        o.sasl = SaslCredentials{username, password};
+        // SASL PLAIN over binary, the text login over ascii and meta (Options::username).
+        o.username = username;
+        o.password = password;
     }
     o.tls = tls_options();
     return o;

@@ -27,7 +27,7 @@ struct GlobalOptions {
     std::string protocol_name = "ascii";
     int timeout_ms = 3000;
 
-    std::string username;  ///< --username: SASL PLAIN login (empty: none)
+    std::string username;  ///< --username: SASL (binary) or text (ascii, meta) login; empty: none
 
     bool tls = false;             ///< --tls, or implied by any --tls-* option
     std::string tls_ca;           ///< --tls-ca
@@ -40,7 +40,7 @@ struct GlobalOptions {
     void add_to(CLI::App& app);
 
     /// Settles what the options imply once they are parsed: --username selects the binary
-    /// protocol when --protocol was not given (and refuses an explicit ascii or meta), any
+    /// protocol when --protocol was not given (ascii and meta log in with text auth), any
     /// --tls-* turns on --tls, --config is read into `routes`. Throws CliError for a
     /// contradiction or a configuration that cannot be used (its message is the
     /// RouteConfigError's one line: "<json path>: <why>").
@@ -67,8 +67,8 @@ struct GlobalOptions {
 
     /// folsom::Options for `servers`, with the protocol, both timeouts, SASL and TLS set, and
     /// with --config the routes (which then name the servers: `server_list` is not used).
-    /// Throws CliError when --username has no password in $MEMCACHED_PASSWORD, conflicts with
-    /// an explicit --protocol, or a --tls-* file cannot be read.
+    /// Throws CliError when --username has no password in $MEMCACHED_PASSWORD, or a --tls-*
+    /// file cannot be read.
     Options options(std::vector<std::string> server_list) const;
     /// options() for the servers the user named: the --config routes, else server_list().
     Options options() const {

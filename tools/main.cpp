@@ -45,8 +45,9 @@ int main(int argc, char** argv) {
     app.set_version_flag("--version", std::string("folsom ") + FOLSOM_VERSION_STRING);
     app.footer(
         "Exit status: 0 success, 1 miss / not stored / not found / exists, 2 error.\n"
-        "SASL: --username USER logs in with the password in $MEMCACHED_PASSWORD (never on the\n"
-        "command line) and selects --protocol binary; --protocol ascii or meta is refused.\n"
+        "Login: --username USER logs in with the password in $MEMCACHED_PASSWORD (never on the\n"
+        "command line): SASL over --protocol binary (the default with --username; memcached\n"
+        "-S), text authentication over ascii or meta (memcached -Y).\n"
         "Routes: --config FILE reads pools and a route tree in mcrouter's JSON shape\n"
         "(docs/routing.md) and sends every command through them; a configuration that\n"
         "cannot be used is one line naming its JSON path, e.g.\n"

@@ -1,5 +1,7 @@
 #include "e2e/memcached_process.hpp"
 
+#include "bench/memcached_launch.hpp"
+
 #include <arpa/inet.h>
 #include <cerrno>
 #include <chrono>
@@ -20,50 +22,6 @@
 #include <vector>
 
 namespace folsom::bench {
-namespace {
-
-sockaddr_in loopback(std::uint16_t port) {
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(port);
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    return addr;
-}
-
-std::uint16_t free_loopback_port() {
-    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) throw std::runtime_error("socket() failed");
-    sockaddr_in addr = loopback(0);
-    socklen_t len = sizeof addr;
-    const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
-                    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0;
-    ::close(fd);
-    if (!ok) throw std::runtime_error("no free loopback port");
-    return ntohs(addr.sin_port);
-}
-
-bool accepts_connections(std::uint16_t port) {
-    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) return false;
-    sockaddr_in addr = loopback(port);
-    const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
-    ::close(fd);
-    return ok;
-}
-
-bool accepts_connections(const std::string& socket_path) {
-    sockaddr_un addr{};
-    if (socket_path.size() >= sizeof addr.sun_path) return false;
-    addr.sun_family = AF_UNIX;
-    std::memcpy(addr.sun_path, socket_path.data(), socket_path.size());
-    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) return false;
-    const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
-    ::close(fd);
-    return ok;
-}
-
-}  // namespace
 
 bool pin_to_cpu(int cpu) noexcept {
     cpu_set_t set;
@@ -138,31 +96,12 @@ MemcachedProcess::~MemcachedProcess() {
 
 void MemcachedProcess::spawn(int cpu) {
     std::vector<std::string> args = {binary_, "-U", "0", "-t", "1"};
-    if (socket_path_.empty())
-        args.insert(args.end(), {"-l", "127.0.0.1", "-p", std::to_string(port_)});
-    else
-        args.insert(args.end(), {"-s", socket_path_});
-    if (::geteuid() == 0) {  // memcached refuses to run as root without -u
-        args.emplace_back("-u");
-        args.emplace_back("root");
-    }
-    std::vector<char*> argv;
-    for (auto& a : args)
-        argv.push_back(a.data());
-    argv.push_back(nullptr);
-
-    const pid_t parent = ::getpid();
-    const pid_t pid = ::fork();
-    if (pid < 0) throw std::runtime_error("fork() failed");
-    if (pid == 0) {
-        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (::getppid() != parent) ::_exit(1);  // the benchmark died before prctl
-        if (cpu >= 0 && !pin_to_cpu(cpu)) ::_exit(126);
-        ::execv(argv[0], argv.data());
-        std::fprintf(stderr, "exec %s failed: %s\n", argv[0], std::strerror(errno));
-        ::_exit(127);
-    }
-    pid_ = pid;
+    const auto where =
+        socket_path_.empty() ? memcached_listen_args(port_) : memcached_socket_args(socket_path_);
+    args.insert(args.end(), where.begin(), where.end());
+    SpawnOptions options;
+    options.cpu = cpu;
+    pid_ = spawn_process(args, options);
 }
 
 void MemcachedProcess::stop() noexcept {
@@ -175,19 +114,7 @@ void MemcachedProcess::stop() noexcept {
 }
 
 void MemcachedProcess::stop_process() noexcept {
-    if (pid_ <= 0) return;
-    ::kill(pid_, SIGTERM);
-    int status = 0;
-    for (int i = 0; i < 100; ++i) {
-        if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-            pid_ = -1;
-            return;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    ::kill(pid_, SIGKILL);
-    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-    }
+    bench::stop_process(pid_, std::chrono::seconds(1));
     pid_ = -1;
 }
 

@@ -132,6 +132,12 @@ struct FOLSOM_EXPORT PoolSpec {
     /// keys as mcrouter's WeightedCh3 does (a server's share of keys shrinks with its weight;
     /// 0 gives it none), and its pool routes take no "hash" and no shadows. Empty: no weights.
     std::vector<double> weights{};
+    /// The pool's login (JSON "username" and "password", given together): its
+    /// Options::username and Options::password (memcached's text login over ascii and meta,
+    /// SASL PLAIN over binary), so pools may log in as different users. Unset: the client's.
+    /// The password is never written into an error message.
+    std::optional<std::string> username{};
+    std::optional<std::string> password{};  ///< see username
     /// mcrouter's "keep_routing_prefix". folsom has no mcrouter routing prefixes
     /// ("/region/cluster/"): every key is sent to the pool as given, which is what true asks.
     /// false (mcrouter's default) is accepted and changes nothing (docs/routing.md).

@@ -1,5 +1,8 @@
 """folsom.Client: a blocking client with pymemcache's methods, on folsom-cpp's core."""
 
+import os
+import weakref
+
 from . import _common as _c
 from . import _native
 from .exceptions import MemcacheServerError
@@ -16,6 +19,27 @@ def _stored(status):
     if status in _STORE_FAILURE:
         raise MemcacheServerError(_STORE_FAILURE[status])
     return status == _c.STORED or status == _c.SENT
+
+
+# After os.fork(), a child that uses a client made before the fork gets a native client of its
+# own: new connections (and a new I/O thread: threads do not survive fork). The inherited one
+# is kept, never used nor destroyed: its thread is gone and its sockets now name unconnected
+# sockets of the child's own (folsom-cpp does that at the fork), so the child cannot read its
+# parent's replies or write into its parent's connections (pre-forking servers: gunicorn
+# --preload, uWSGI).
+_after_fork_reopen = weakref.WeakSet()
+_inherited_native = []
+
+
+def _reopen_after_fork():
+    for client in list(_after_fork_reopen):
+        if client._n.closed:
+            continue
+        _inherited_native.append(client._n)
+        client._open()
+
+
+os.register_at_fork(after_in_child=_reopen_after_fork)
 
 
 class Client:
@@ -44,7 +68,12 @@ class Client:
         self.key_prefix = key_prefix
         opts = _c.native_options(servers, protocol, connect_timeout, timeout, no_delay, key_prefix,
                                  tls_context, username, password, options)
-        self._n = _native.NativeClient(opts, bool(io_thread))
+        self._native_args = (opts, bool(io_thread))
+        self._open()
+        _after_fork_reopen.add(self)
+
+    def _open(self):
+        self._n = _native.NativeClient(*self._native_args)
         self._get_value = self._n.fast("get_value")  # without pybind11's dispatch
         self._store = self._n.fast("store")
         self._delete = self._n.fast("delete")

@@ -287,9 +287,9 @@ Options parse_options(const py::dict& d) {
             raise_error(e.code(), e.message());
         }
     }
-    auto user = opt<std::string>(d, "sasl_username");
-    auto password = opt<std::string>(d, "sasl_password");
-    if (user || password) o.sasl = SaslCredentials{user.value_or(""), password.value_or("")};
+    // SASL over binary, memcached's text login (-Y) over ascii and meta.
+    if (auto user = opt<std::string>(d, "sasl_username")) o.username = *user;
+    if (auto password = opt<std::string>(d, "sasl_password")) o.password = *password;
     return o;
 }
 

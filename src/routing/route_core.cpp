@@ -155,6 +155,10 @@ std::shared_ptr<detail::ClientCore> make_route_core(asio::any_io_executor ex,
         o.routes.reset();  // a pool is a plain ring
         if (pool.server_timeout) o.request_timeout = *pool.server_timeout;
         if (pool.protocol) o.protocol = *pool.protocol;
+        if (pool.username) {
+            o.username = *pool.username;
+            o.password = pool.password.value_or(std::string{});
+        }
         if (pool.tls)
             o.tls = *pool.tls ? options.tls.value_or(TlsOptions{}) : std::optional<TlsOptions>{};
         return o;

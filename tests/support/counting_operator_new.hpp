@@ -2,9 +2,11 @@
 // a test can count every heap allocation made on any thread. Include it from exactly one
 // source file of an executable (it defines the replacement functions).
 //
-// Every form is replaced (plain, nothrow, array, aligned), each counted once, so that no block
-// from one allocator reaches another's delete: the standard library mixes forms
-// (std::stable_sort takes nothrow new and returns the block through plain delete).
+// Every form is replaced (plain, nothrow, array, aligned), so that no block from one allocator
+// reaches another's delete: the standard library mixes forms (std::stable_sort takes nothrow
+// new and returns the block through plain delete). Each call is counted once: the aligned form
+// apart (aligned_heap_allocations()), since the standard library uses it for memory resources
+// (std::pmr::new_delete_resource), which some tests count and others have always left out.
 #pragma once
 
 #include <atomic>
@@ -35,6 +37,17 @@ inline std::size_t heap_allocations_on_this_thread() {
     return thread_heap_allocation_count;
 }
 
+/// Aligned operator new calls so far (every thread; on the calling thread).
+inline std::atomic<std::size_t> aligned_heap_allocation_count{0};
+inline thread_local std::size_t thread_aligned_heap_allocation_count = 0;
+
+inline std::size_t aligned_heap_allocations() {
+    return aligned_heap_allocation_count.load(std::memory_order_relaxed);
+}
+inline std::size_t aligned_heap_allocations_on_this_thread() {
+    return thread_aligned_heap_allocation_count;
+}
+
 // Out of line, so that g++ does not see memory from operator new reach free() and warn
 // (-Wmismatched-new-delete): here it must.
 [[gnu::noinline]] inline void release_counted(void* p) noexcept {
@@ -53,8 +66,8 @@ void* operator new(std::size_t n) {
     throw std::bad_alloc();
 }
 void* operator new(std::size_t n, std::align_val_t a) {
-    folsom::test::heap_allocation_count.fetch_add(1, std::memory_order_relaxed);
-    ++folsom::test::thread_heap_allocation_count;
+    folsom::test::aligned_heap_allocation_count.fetch_add(1, std::memory_order_relaxed);
+    ++folsom::test::thread_aligned_heap_allocation_count;
     const auto align = static_cast<std::size_t>(a);
     if (void* p = std::aligned_alloc(align, (n + align - 1) / align * align)) return p;
     throw std::bad_alloc();

@@ -1,5 +1,7 @@
 #include "support/memcached_server.hpp"
 
+#include "bench/memcached_launch.hpp"
+
 #include <arpa/inet.h>
 #include <cerrno>
 #include <chrono>
@@ -66,30 +68,13 @@ TempDir::~TempDir() {
 }
 
 std::uint16_t free_loopback_port() {
-    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) throw std::runtime_error("socket() failed");
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = 0;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof addr;
-    if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-        ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-        ::close(fd);
-        throw std::runtime_error("bind() to a free loopback port failed");
-    }
-    ::close(fd);
-    return ntohs(addr.sin_port);
+    return bench::free_loopback_port();
 }
 
 bool wait_until_listening(std::uint16_t port, int timeout_ms) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
     while (std::chrono::steady_clock::now() < deadline) {
-        int fd = connect_loopback(port);
-        if (fd >= 0) {
-            ::close(fd);
-            return true;
-        }
+        if (bench::accepts_connections(port)) return true;
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     return false;
@@ -98,11 +83,7 @@ bool wait_until_listening(std::uint16_t port, int timeout_ms) {
 bool wait_until_listening(const std::string& path, int timeout_ms) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
     while (std::chrono::steady_clock::now() < deadline) {
-        int fd = connect_unix(path);
-        if (fd >= 0) {
-            ::close(fd);
-            return true;
-        }
+        if (bench::accepts_connections(path)) return true;
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     return false;
@@ -166,43 +147,17 @@ std::string MemcachedServer::address() const {
 
 void MemcachedServer::spawn() {
     std::vector<std::string> args = {"memcached", "-U", "0", "-t", "2", "-m", "64"};
-    if (is_unix_socket()) {
-        args.insert(args.end(), {"-s", socket_path_});  // -s turns the network off
-    } else {
-        args.insert(args.end(), {"-l", "127.0.0.1", "-p", std::to_string(port_)});
-    }
-    if (::geteuid() == 0) {  // memcached refuses to run as root without -u
-        args.push_back("-u");
-        args.push_back("root");
-    }
+    const auto where = is_unix_socket() ? bench::memcached_socket_args(socket_path_)
+                                        : bench::memcached_listen_args(port_);
+    args.insert(args.end(), where.begin(), where.end());
     args.insert(args.end(), extra_args_.begin(), extra_args_.end());
-    std::vector<char*> argv;
-    for (auto& a : args)
-        argv.push_back(a.data());
-    argv.push_back(nullptr);
-
-    const pid_t parent = ::getpid();
-    pid_t pid = ::fork();
-    if (pid < 0) throw std::runtime_error("fork() failed");
-    if (pid == 0) {
-        // Die with the test: a test that crashes (a sanitizer abort) must not leave a server
-        // running that holds ctest's output pipe open until the test's timeout.
-        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (::getppid() != parent) ::_exit(127);  // the test died before prctl()
-        ::execvp("memcached", argv.data());
-        std::fprintf(stderr, "exec memcached failed: %s\n", std::strerror(errno));
-        ::_exit(127);
-    }
-    pid_ = pid;
+    // Dies with the test (SpawnOptions' SIGKILL): a test that crashes (a sanitizer abort) must
+    // not leave a server running that holds ctest's output pipe open until the test's timeout.
+    pid_ = bench::spawn_process(args);
 }
 
 void MemcachedServer::kill() {
-    if (pid_ <= 0) return;
-    ::kill(pid_, SIGCONT);
-    ::kill(pid_, SIGKILL);
-    int status = 0;
-    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-    }
+    bench::stop_process(pid_, std::chrono::milliseconds(0));  // continues a frozen one first
     pid_ = -1;
 }
 

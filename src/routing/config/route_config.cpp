@@ -242,6 +242,9 @@ void check_pool(const PoolSpec& p, const std::string& path) {
     if (p.protocol && *p.protocol != Protocol::ascii && *p.protocol != Protocol::binary &&
         *p.protocol != Protocol::meta)
         fail(member(path, "protocol"), "unknown protocol");
+    if (p.username.has_value() != p.password.has_value())
+        fail(member(path, p.username ? "password" : "username"),
+             "a pool's username and password are given together");
     if (p.weights.empty()) return;
     const auto weights = member(path, "weights");
     if (p.weights.size() != p.servers.size())
@@ -551,6 +554,13 @@ void read_pool_options(const Json& p, const std::string& path, PoolSpec& pool) {
     }
     if (const Json* w = optional(p, "weights"))
         pool.weights = weights_value(*w, member(path, "weights"));
+    if (const Json* u = optional(p, "username"))
+        pool.username = string_value(*u, member(path, "username"));
+    if (const Json* w = optional(p, "password")) {
+        // Never echoed: not even its type's value (got() prints numbers).
+        if (!w->is_string()) fail(member(path, "password"), "expected a string");
+        pool.password = w->get<std::string>();
+    }
     if (const Json* k = optional(p, "keep_routing_prefix")) {
         if (!k->is_boolean())
             fail(member(path, "keep_routing_prefix"), "expected true or false, " + got(*k));
@@ -615,10 +625,10 @@ RouteConfig JsonReader::read(const Json& doc) {
             const auto path = member("pools", name);
             const Json& p = it.value();
             if (!p.is_object()) fail(path, "expected a pool object, " + got(p));
-            check_keys(
-                p, path,
-                "servers, server_timeout, protocol, security_mech, weights, keep_routing_prefix",
-                "a pool", false);
+            check_keys(p, path,
+                       "servers, server_timeout, protocol, security_mech, weights, "
+                       "keep_routing_prefix, username, password",
+                       "a pool", false);
             PoolSpec pool{name, servers_value(require(p, "servers", path, "a pool"),
                                               member(path, "servers"))};
             read_pool_options(p, path, pool);
@@ -830,10 +840,10 @@ std::string JsonReader::pool_value(const Json& j, const std::string& path) {
         return name;
     }
     if (!j.is_object()) fail(path, "expected a pool name or an inline pool object, " + got(j));
-    check_keys(
-        j, path,
-        "name, servers, server_timeout, protocol, security_mech, weights, keep_routing_prefix",
-        "an inline pool", false);
+    check_keys(j, path,
+               "name, servers, server_timeout, protocol, security_mech, weights, "
+               "keep_routing_prefix, username, password",
+               "an inline pool", false);
     PoolSpec pool{
         name_value(require(j, "name", path, "an inline pool"), member(path, "name")),
         servers_value(require(j, "servers", path, "an inline pool"), member(path, "servers"))};

@@ -878,7 +878,7 @@ TEST_F(CliSasl, AServerWithoutSaslIsNamedAsSuch) {
     MemcachedServer plain;  // no -S: the login is an unknown command
     const auto r = run({"--servers", plain.address(), "--username", sasl_user, "get", "k"}, {},
                        nullptr, {std::string("MEMCACHED_PASSWORD=") + sasl_password});
-    EXPECT_ONE_ERROR_LINE(r, "does not support SASL");
+    EXPECT_ONE_ERROR_LINE(r, "does not ask for a login");
 }
 
 TEST_F(CliSasl, AServerWithoutThePlainMechanismNamesTheMissingPackage) {
@@ -902,10 +902,24 @@ TEST_F(CliSasl, AServerWithoutThePlainMechanismNamesTheMissingPackage) {
     }
 }
 
-TEST_F(CliSasl, ATextProtocolIsRefused) {
+TEST(CliTextLogin, AsciiAndMetaLogInWithTheAuthFile) {
+    folsom::test::TempDir dir;
+    const std::string auth = dir.file("auth");
+    {
+        std::ofstream f(auth);
+        f << "app:s3cret\n";
+    }
+    MemcachedServer server({"-Y", auth});
     for (const char* p : {"ascii", "meta"}) {
-        const auto r = login({"--protocol", p, "get", "k"});
-        EXPECT_ONE_ERROR_LINE(r, "--username needs --protocol binary");
+        auto ok = run(
+            {"--servers", server.address(), "--protocol", p, "--username", "app", "set", "k", "v"},
+            {}, nullptr, {"MEMCACHED_PASSWORD=s3cret"});
+        EXPECT_EQ(ok.status, 0) << p << ": " << ok.err;
+        auto bad =
+            run({"--servers", server.address(), "--protocol", p, "--username", "app", "get", "k"},
+                {}, nullptr, {"MEMCACHED_PASSWORD=wrong"});
+        EXPECT_ONE_ERROR_LINE(bad, "authentication failed");
+        EXPECT_EQ(bad.err.find("wrong"), std::string::npos) << bad.err;  // never the password
     }
 }
 

@@ -1,7 +1,7 @@
 // mcrouter's pool options in a route configuration, against real memcached processes: pools
 // that speak different protocols, a pool's own request timeout (server_timeout), WeightedCh3
 // placement from a pool's weights, TLS on one pool and not another (security_mech), and
-// keep_routing_prefix.
+// keep_routing_prefix, and a login per pool.
 #include "folsom/blocking_client.hpp"
 
 #include "support/memcached_server.hpp"
@@ -10,8 +10,10 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <fstream>
 #include <memory>
 #include <string>
+#include <sys/stat.h>
 #include <system_error>
 #include <vector>
 
@@ -136,6 +138,35 @@ TEST(RoutePoolOptions, SecurityMechChoosesTlsPerPool) {
     all_tls.connect_timeout = 500ms;
     folsom::BlockingClient refused(all_tls);
     EXPECT_THROW(refused.set("k", "v"), std::system_error);
+}
+
+// Pools log in as their own users: one behind `memcached -Y`, one open.
+TEST(RoutePoolOptions, CredentialsPerPool) {
+    folsom::test::TempDir dir;
+    const std::string auth = dir.file("auth");
+    std::ofstream(auth) << "app:s3cret\n";
+    ::chmod(auth.c_str(), 0644);
+    MemcachedServer locked({"-Y", auth});
+    MemcachedServer open;
+    folsom::BlockingClient c(routed(R"({"pools": {
+        "l": {"servers": [)" + quoted(locked) +
+                                    R"(], "username": "app", "password": "s3cret"},
+        "o": {"servers": [)" + quoted(open) +
+                                    R"(]}},
+        "route": {"type": "AllSyncRoute", "children": ["PoolRoute|l", "PoolRoute|o"]}})"));
+    EXPECT_EQ(c.set("k", "v"), Status::stored);
+    EXPECT_EQ(items(open), 1);
+    EXPECT_EQ(c.get("k")->data, "v");
+    // A wrong password is refused by that pool's server.
+    folsom::BlockingClient wrong(routed(R"({"pools": {"l": {"servers": [)" + quoted(locked) +
+                                        R"(], "username": "app", "password": "nope"}},
+        "route": "PoolRoute|l"})"));
+    try {
+        wrong.set("k", "v");
+        ADD_FAILURE() << "a wrong password was let in";
+    } catch (const std::system_error& e) {
+        EXPECT_EQ(e.code(), errc::auth_failed);
+    }
 }
 
 // folsom sends keys as given: a routing-prefix-like key reaches the server whole.

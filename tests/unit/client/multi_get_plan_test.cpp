@@ -26,7 +26,8 @@ namespace {
 // whether planning touched the heap at all, whatever container or memory resource would have
 // done it. On this thread only: the tests' own threads allocate as they like.
 std::size_t heap_allocations() {
-    return folsom::test::heap_allocations_on_this_thread();
+    return folsom::test::heap_allocations_on_this_thread() +
+           folsom::test::aligned_heap_allocations_on_this_thread();
 }
 
 using folsom::detail::MultiGetPlan;

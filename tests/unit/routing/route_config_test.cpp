@@ -486,7 +486,7 @@ TEST(RouteConfigParseError, InlinePools) {
     EXPECT_EQ(parse_error(with_route(R"({"type": "PoolRoute",
                                          "pool": {"name": "C", "servers": ["a:1"], "hash": "ch3"}})")),
               "route.pool: unknown key 'hash' (an inline pool takes name, servers, server_timeout, "
-              "protocol, security_mech, weights, keep_routing_prefix)");
+              "protocol, security_mech, weights, keep_routing_prefix, username, password)");
 }
 
 TEST(RouteConfigParseError, UnknownKeys) {
@@ -495,7 +495,7 @@ TEST(RouteConfigParseError, UnknownKeys) {
     EXPECT_EQ(parse_error(R"({"pools": {"A": {"servers": ["a:1"], "failover_policy": {}}},
                               "route": "PoolRoute|A"})"),
               "pools.A: unknown key 'failover_policy' (a pool takes servers, server_timeout, "
-              "protocol, security_mech, weights, keep_routing_prefix)");
+              "protocol, security_mech, weights, keep_routing_prefix, username, password)");
     EXPECT_EQ(parse_error(with_route(R"({"type": "PoolRoute", "pool": "A",
                                          "shadows": [{"target": "PoolRoute|B",
                                                       "index_range": [0, 1]}]})")),
@@ -1090,6 +1090,23 @@ TEST(RouteConfigPoolOptions, BadValuesAreRefusedByPath) {
                               "route": {"type": "PoolRoute", "pool": "A",
                                         "shadows": [{"target": "PoolRoute|B"}]}})"),
               "route.shadows: pool 'A' has weights: its routes take no shadows");
+}
+
+TEST(RouteConfigPoolOptions, CredentialsPerPool) {
+    const RouteConfig c =
+        parse_pools(R"({"A": {"servers": ["a:1"], "username": "app", "password": "s3cret"}})");
+    EXPECT_EQ(c.pools[0].username, "app");
+    EXPECT_EQ(c.pools[0].password, "s3cret");
+    auto refused = [](std::string_view pools) {
+        return parse_error(R"({"pools": )" + std::string(pools) + R"(, "route": "PoolRoute|A"})");
+    };
+    EXPECT_EQ(refused(R"({"A": {"servers": ["a:1"], "username": "app"}})"),
+              "pools.A.password: a pool's username and password are given together");
+    // The password's value never appears in a message.
+    const std::string m =
+        refused(R"({"A": {"servers": ["a:1"], "username": "u", "password": 918273}})");
+    EXPECT_EQ(m, "pools.A.password: expected a string");
+    EXPECT_EQ(m.find("918273"), std::string::npos);
 }
 
 TEST(RouteConfigPoolOptions, ValidateChecksPoolsMadeInCode) {
