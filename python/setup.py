@@ -1,14 +1,25 @@
-"""Builds folsom._native with CMake from the repository root (this file's parent directory):
-the folsom library is compiled statically into the extension. Needs Debian's cmake,
-ninja-build, g++, python3-dev, python3-pybind11 and the library's -dev packages
-(scripts/deps installs them all).
+"""Builds folsom._native with CMake: the folsom C++ library compiled statically into the
+extension. The C++ sources are the repository's (this file's parent directory) when built in a
+checkout, or the copy an sdist carries under cpp/ (`python setup.py sdist` puts it there), so
+that `pip install folsom-<version>.tar.gz` builds on a machine without the repository.
 
-Environment: FOLSOM_CMAKE_ARGS adds CMake arguments (e.g. -DCMAKE_BUILD_TYPE=Debug);
-FOLSOM_BUILD_JOBS sets the build's parallelism (default: the machine's cores); FOLSOM_BUILD_DIR
-is where CMake builds (default: under setuptools' build_temp), kept between installs.
+Needs cmake, a C++20 compiler (g++ 12), pybind11 (Debian's python3-pybind11, or pybind11 from
+pip in the interpreter that builds), Python's headers, and the library's -dev packages: Asio
+and OpenSSL, plus c-ares, zstd, LZ4, zlib and nlohmann-json for the optional features (each is
+left out when not found). On Debian 12, scripts/deps installs them all.
+
+c-ares, zstd, LZ4 and zlib are linked from their static archives (FOLSOM_STATIC_DEPS), so a
+wheel needs only OpenSSL's shared libraries (libssl3) and the C/C++ runtimes where it is
+installed; FOLSOM_STATIC_DEPS=0 links their shared libraries instead.
+
+Environment: FOLSOM_CMAKE_ARGS adds CMake arguments (e.g. -DCMAKE_BUILD_TYPE=Debug, or
+-DFOLSOM_WITH_ZSTD=OFF); FOLSOM_BUILD_JOBS sets the build's parallelism (default: the
+machine's cores); FOLSOM_BUILD_DIR is where CMake builds (default: under setuptools'
+build_temp), kept between installs.
 """
 
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -17,9 +28,30 @@ from pathlib import Path
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
+from setuptools.command.sdist import sdist
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
+# What an sdist carries of the C++ tree: enough to build the library (no tests, tools, docs).
+CPP_PARTS = ["CMakeLists.txt", "cmake", "include", "src", "CHANGELOG.md"]
+
+
+def cpp_root():
+    """The folsom C++ tree: the repository around python/, or an sdist's cpp/ copy."""
+    for root in (HERE.parent, HERE / "cpp"):
+        if (root / "CMakeLists.txt").is_file() and (root / "include" / "folsom").is_dir():
+            return root
+    raise RuntimeError("the folsom C++ sources are missing: build from the folsom-cpp "
+                       "repository's python/ directory, or from an sdist made by "
+                       "`python setup.py sdist` (it carries them under cpp/)")
+
+
+def version():
+    """The version of the top CMakeLists.txt: the one version of folsom-cpp."""
+    text = (cpp_root() / "CMakeLists.txt").read_text()
+    m = re.search(r"project\(folsom VERSION ([0-9]+\.[0-9]+\.[0-9]+)", text)
+    if not m:
+        raise RuntimeError("no `project(folsom VERSION x.y.z` in %s" % (cpp_root() / "CMakeLists.txt"))
+    return m.group(1)
 
 
 class CMakeExtension(Extension):
@@ -29,22 +61,32 @@ class CMakeExtension(Extension):
 
 class CMakeBuild(build_ext):
     def build_extension(self, ext):
-        if not (ROOT / "CMakeLists.txt").exists() or not (ROOT / "include" / "folsom").is_dir():
-            raise RuntimeError("python/ must be built inside the folsom-cpp repository "
-                               "(its parent directory holds the C++ library): %s" % ROOT)
-        build_dir = Path(os.environ.get("FOLSOM_BUILD_DIR") or
-                         Path(self.build_temp) / "cmake").resolve()
+        root = cpp_root()
+        # From an sdist, cpp/build: laid out as a checkout's build/, so that ccache (used when
+        # installed) finds the objects of an earlier build of the same sources.
+        default_dir = (root / "build") if root == HERE / "cpp" else Path(self.build_temp) / "cmake"
+        build_dir = Path(os.environ.get("FOLSOM_BUILD_DIR") or default_dir).resolve()
         build_dir.mkdir(parents=True, exist_ok=True)
         generator = ["-G", "Ninja"] if shutil.which("ninja") else []
+        static_deps = os.environ.get("FOLSOM_STATIC_DEPS", "1") not in ("0", "OFF", "off", "")
         args = [
-            "cmake", "-S", str(ROOT), "-B", str(build_dir), *generator,
+            "cmake", "-S", str(root), "-B", str(build_dir), *generator,
             "-DCMAKE_BUILD_TYPE=Release",
             "-DBUILD_SHARED_LIBS=OFF",
+            "-DFOLSOM_STATIC_DEPS=" + ("ON" if static_deps else "OFF"),
             "-DFOLSOM_BUILD_PYTHON=ON",
+            "-DFOLSOM_PYTHON_SOURCE_DIR=" + str(HERE),
             "-DFOLSOM_BUILD_TESTS=OFF", "-DFOLSOM_BUILD_BENCH=OFF", "-DFOLSOM_BUILD_TOOLS=OFF",
             "-DFOLSOM_BUILD_EXAMPLES=OFF", "-DFOLSOM_BUILD_DOCS=OFF",
+            "-DFOLSOM_BUILD_LIBMEMCACHED_COMPAT=OFF",
             "-DPython3_EXECUTABLE=" + sys.executable,
-        ] + shlex.split(os.environ.get("FOLSOM_CMAKE_ARGS", ""))
+        ]
+        try:  # pybind11 from pip, when the building interpreter has it
+            import pybind11
+            args.append("-Dpybind11_DIR=" + pybind11.get_cmake_dir())
+        except ImportError:
+            pass  # Debian's python3-pybind11: CMake finds it in /usr/lib/cmake
+        args += shlex.split(os.environ.get("FOLSOM_CMAKE_ARGS", ""))
         subprocess.run(args, check=True)
         jobs = os.environ.get("FOLSOM_BUILD_JOBS", str(os.cpu_count() or 1))
         subprocess.run(["cmake", "--build", str(build_dir), "--target", "folsom_python",
@@ -57,4 +99,21 @@ class CMakeBuild(build_ext):
         shutil.copyfile(built[0], target)
 
 
-setup(ext_modules=[CMakeExtension("folsom._native")], cmdclass={"build_ext": CMakeBuild})
+class SdistWithCpp(sdist):
+    """An sdist that carries the C++ library's sources under cpp/."""
+
+    def make_release_tree(self, base_dir, files):
+        super().make_release_tree(base_dir, files)
+        root = cpp_root()
+        dest = Path(base_dir) / "cpp"
+        for part in CPP_PARTS:
+            src = root / part
+            if src.is_dir():
+                shutil.copytree(src, dest / part, dirs_exist_ok=True)
+            elif src.is_file():
+                dest.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(src, dest / part)
+
+
+setup(version=version(), ext_modules=[CMakeExtension("folsom._native")],
+      cmdclass={"build_ext": CMakeBuild, "sdist": SdistWithCpp})

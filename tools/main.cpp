@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <folsom/config.hpp>
 #include <functional>
 
 namespace {
@@ -40,6 +41,8 @@ int fail(const std::string& message) {
 int main(int argc, char** argv) {
     CLI::App app{"folsom: memcached command-line client and load generator", "folsom"};
     app.require_subcommand(1);
+    // help2man makes the Debian man page from --help and --version (debian/rules).
+    app.set_version_flag("--version", std::string("folsom ") + FOLSOM_VERSION_STRING);
     app.footer(
         "Exit status: 0 success, 1 miss / not stored / not found / exists, 2 error.\n"
         "Login: --username USER logs in with the password in $MEMCACHED_PASSWORD (never on the\n"

@@ -36,6 +36,7 @@
 #include "folsom/client.hpp"
 #include "folsom/detail/blocking_loop.hpp"
 #include "folsom/detail/fork_generation.hpp"
+#include "folsom/export.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -46,7 +47,7 @@ namespace folsom {
 /// A synchronous facade over Client: owns an io_context, run by its own I/O thread or by the
 /// calling threads; each call blocks until its request completes and throws std::system_error
 /// on failure. Thread-safe.
-class BlockingClient {
+class FOLSOM_EXPORT BlockingClient {
   public:
     /// Who runs the client's I/O.
     enum class Driver : std::uint8_t {

@@ -47,6 +47,7 @@
 
 #include "folsom/client.hpp"
 #include "folsom/error.hpp"
+#include "folsom/export.hpp"
 #include "folsom/meta.hpp"
 
 #include <asio/associated_executor.hpp>
@@ -77,7 +78,7 @@ namespace folsom {
 using FillDone = std::function<void(std::error_code, std::string)>;
 
 /// How get_or_fill fills, stores and waits.
-struct FillOptions {
+struct FOLSOM_EXPORT FillOptions {
     /// When the stored value expires: a ttl (0: never) or an absolute time (expiry.hpp).
     Expiry ttl{};
     std::uint32_t flags = 0;  ///< client flags of the stored value
@@ -94,7 +95,7 @@ struct FillOptions {
 };
 
 /// How get_stale_while_revalidate refreshes.
-struct RevalidateOptions {
+struct FOLSOM_EXPORT RevalidateOptions {
     /// Filling, storing and waiting, as for get_or_fill (used for the store of a refresh, and
     /// when the item is missing altogether: then there is nothing stale to serve).
     FillOptions fill{};
@@ -121,7 +122,7 @@ enum class CacheSource : std::uint8_t {
 };
 
 /// The result of a recipe.
-struct CacheResult {
+struct FOLSOM_EXPORT CacheResult {
     std::optional<Value> value;              ///< empty only with CacheSource::miss
     CacheSource source = CacheSource::miss;  ///< where `value` came from
     /// filled: the store with the win's cas succeeded (false: the item changed meanwhile, or

@@ -62,6 +62,7 @@
 #include "folsom/detail/collectors.hpp"
 #include "folsom/error.hpp"
 #include "folsom/expiry.hpp"
+#include "folsom/export.hpp"
 #include "folsom/meta.hpp"
 #include "folsom/options.hpp"
 #include "folsom/protocol/key.hpp"
@@ -86,7 +87,7 @@
 namespace folsom {
 
 /// Flags and cas of a store.
-struct StoreOptions {
+struct FOLSOM_EXPORT StoreOptions {
     std::uint32_t flags = 0;  ///< opaque to the server, returned with the value
     std::uint64_t cas = 0;    ///< 0: no cas check (only StoreMode::cas uses it over ASCII)
 };
@@ -107,7 +108,7 @@ class QuietClient;
 
 /// The asynchronous memcached client: a cheap, copyable handle to shared connections. See
 /// client.hpp for the contracts every operation keeps.
-class Client {
+class FOLSOM_EXPORT Client {
   public:
     using executor_type = asio::any_io_executor;  ///< where completions run by default
 

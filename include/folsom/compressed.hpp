@@ -21,6 +21,9 @@
 /// bomb: refused before anything is allocated for it), corrupt compressed bytes, or both codec
 /// bits at once fail the read with errc::decode_failed; the inner transcoder's errors pass
 /// through. Compression failure on write is not an error: the value is stored uncompressed.
+/// A codec this libfolsom was built without: the constructor throws std::system_error with
+/// errc::built_without_zstd or errc::built_without_lz4 for CompressionOptions::codec, and a
+/// read of a value flagged with the missing codec fails with that error.
 ///
 /// Thread-safety: immutable after construction; encode and decode may run concurrently.
 #pragma once
@@ -41,9 +44,12 @@ namespace folsom {
 template <class Inner>
 class Compressed {
   public:
-    /// Compresses with `options` around `inner`.
+    /// Compresses with `options` around `inner`. Throws std::system_error when
+    /// `options.codec` is not built in (compression::available).
     explicit Compressed(CompressionOptions options = {}, Inner inner = Inner{})
-        : options_(options), inner_(std::move(inner)) {}
+        : options_(options), inner_(std::move(inner)) {
+        if (auto ec = compression::available(options_.codec)) throw std::system_error(ec);
+    }
 
     /// The inner encoding, compressed when it is at least options().threshold bytes long.
     template <class T>

@@ -17,6 +17,8 @@
 /// Ownership: inputs are read during the call only; outputs are owned by the caller.
 #pragma once
 
+#include "folsom/export.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -33,7 +35,7 @@ enum class Codec : std::uint8_t {
 };
 
 /// How Compressed<Inner> compresses.
-struct CompressionOptions {
+struct FOLSOM_EXPORT CompressionOptions {
     /// The algorithm new values are written with (values written with the other one are
     /// still read: the flags say which).
     Codec codec = Codec::zstd;
@@ -51,17 +53,24 @@ struct CompressionOptions {
 
 namespace compression {
 
+/// Whether this libfolsom has `codec`: empty, or errc::built_without_zstd /
+/// errc::built_without_lz4 when it was built without that library (folsom/config.hpp).
+FOLSOM_EXPORT std::error_code available(Codec codec) noexcept;
+
 /// The client flag bit that marks values compressed with `codec` (value_flags.hpp).
-std::uint32_t flag_of(Codec codec) noexcept;
+FOLSOM_EXPORT std::uint32_t flag_of(Codec codec) noexcept;
 
 /// `input` compressed with `codec` in the format above; empty when compressing would not make
-/// it smaller (or the codec failed), in which case the value is best stored as it is.
-std::optional<std::string> compress(Codec codec, std::string_view input, int level = 0);
+/// it smaller, the codec failed or is not built in (see available()), in which case the value
+/// is best stored as it is.
+FOLSOM_EXPORT std::optional<std::string> compress(Codec codec, std::string_view input,
+                                                  int level = 0);
 
 /// Decompresses `input` (written with `codec`) into `out`; errc::decode_failed when it claims
-/// more than `max_size` bytes or is corrupt (`out` is then unspecified).
-std::error_code decompress(Codec codec, std::string_view input, std::size_t max_size,
-                           std::string& out);
+/// more than `max_size` bytes or is corrupt (`out` is then unspecified); the error of
+/// available(codec) when the codec is not built in.
+FOLSOM_EXPORT std::error_code decompress(Codec codec, std::string_view input, std::size_t max_size,
+                                         std::string& out);
 
 }  // namespace compression
 }  // namespace folsom

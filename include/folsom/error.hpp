@@ -10,6 +10,8 @@
 /// thread.
 #pragma once
 
+#include "folsom/export.hpp"
+
 #include <string>
 #include <system_error>
 
@@ -42,10 +44,17 @@ enum class errc {
     fill_failed,        ///< a cache recipe's fill function threw (cache_recipes.hpp)
     no_sasl_mechanism,  ///< the server offers no SASL mechanism the client speaks (PLAIN); a
                         ///< memcached -S without Cyrus' plugins (Debian: libsasl2-modules)
+    // A feature this libfolsom was built without (its optional library was not found, or was
+    // turned off with -DFOLSOM_WITH_<X>=OFF; folsom/config.hpp says which are in):
+    built_without_c_ares,         ///< DNS SRV discovery (make_dns_srv_discovery)
+    built_without_zstd,           ///< Codec::zstd
+    built_without_lz4,            ///< Codec::lz4
+    built_without_zlib,           ///< HashRoute's Crc32 hash function
+    built_without_nlohmann_json,  ///< RouteConfig::parse and RouteConfig::load
 };
 
 /// The "folsom" error category.
-const std::error_category& category() noexcept;
+FOLSOM_EXPORT const std::error_category& category() noexcept;
 
 /// The std::error_code of `e` (found by argument-dependent lookup, so `ec == errc::timeout`
 /// works).

@@ -25,6 +25,8 @@
 /// Thread-safety: a plain value.
 #pragma once
 
+#include "folsom/export.hpp"
+
 #include <chrono>
 #include <cstdint>
 #include <type_traits>
@@ -38,7 +40,7 @@ using Ttl = std::chrono::seconds;
 /// When an item expires: a Ttl, an absolute time, or a raw memcached exptime (see the file
 /// comment for how each is sent). Converts implicitly from any duration that converts to
 /// whole seconds and from any system_clock time point. Default: never expires.
-class Expiry {
+class FOLSOM_EXPORT Expiry {
   public:
     /// Never expires (exptime 0).
     constexpr Expiry() noexcept = default;
@@ -115,7 +117,7 @@ constexpr std::uint32_t to_exptime(Expiry e, std::int64_t now) noexcept {
 }
 
 /// As to_exptime(e, now) with the system clock's now (read only for a duration over 30 days).
-std::uint32_t to_exptime(Expiry e) noexcept;
+FOLSOM_EXPORT std::uint32_t to_exptime(Expiry e) noexcept;
 }  // namespace detail
 
 }  // namespace folsom

@@ -47,6 +47,7 @@
 #pragma once
 
 #include "folsom/client.hpp"
+#include "folsom/export.hpp"
 
 #include <asio/any_io_executor.hpp>
 #include <asio/io_context.hpp>
@@ -67,7 +68,7 @@ namespace folsom {
 /// and the original advanced by the test. Starts at the real current time, so that ttls over
 /// 30 days (which the client sends as absolute Unix times) mean what they say.
 /// Thread-safe.
-class ManualClock {
+class FOLSOM_EXPORT ManualClock {
   public:
     /// The time of a system_clock.
     using time_point = std::chrono::system_clock::time_point;
@@ -99,7 +100,7 @@ class ManualClock {
 };
 
 /// How the fake client behaves.
-struct FakeOptions {
+struct FOLSOM_EXPORT FakeOptions {
     /// Largest value a store accepts; a larger one fails with errc::value_too_large, as
     /// Options::max_value_size does for the real client.
     std::size_t max_value_size = 1024 * 1024;
@@ -123,7 +124,7 @@ struct FakeOptions {
 
 /// Makes a Client whose single server, named "fake:0", is an in-memory store private to it.
 /// Completions run on `ex`, which the test must run (e.g. io_context::run or run_for).
-Client make_fake_client(asio::any_io_executor ex, FakeOptions options = {});
+FOLSOM_EXPORT Client make_fake_client(asio::any_io_executor ex, FakeOptions options = {});
 
 /// As make_fake_client(io.get_executor(), options).
 inline Client make_fake_client(asio::io_context& io, FakeOptions options = {}) {

@@ -19,6 +19,7 @@
 #pragma once
 
 #include "folsom/expiry.hpp"
+#include "folsom/export.hpp"
 #include "folsom/value.hpp"
 
 #include <chrono>
@@ -28,7 +29,7 @@
 namespace folsom {
 
 /// What a Client::meta_get asks for besides the value, its cas and flags (always returned).
-struct MetaGetOptions {
+struct FOLSOM_EXPORT MetaGetOptions {
     /// N<ttl>: on a miss, create an empty item living `ttl` (or until an absolute time:
     /// expiry.hpp) and hand this caller the win (W); later callers then see that stub with Z
     /// until someone stores over it.
@@ -49,7 +50,7 @@ struct MetaGetOptions {
 };
 
 /// The answer to a Client::meta_get.
-struct MetaGetResult {
+struct FOLSOM_EXPORT MetaGetResult {
     /// The item, or empty on a miss. A stub created by vivify_on_miss is an empty value (with
     /// `win` for its creator, `win_sent` for everybody after).
     std::optional<Value> value;
@@ -78,7 +79,7 @@ enum class MetaSetMode : std::uint8_t {
 };
 
 /// Flags of a Client::meta_set.
-struct MetaSetOptions {
+struct FOLSOM_EXPORT MetaSetOptions {
     MetaSetMode mode = MetaSetMode::set;  ///< M<mode>
     std::uint32_t flags = 0;              ///< F<flags>: the item's client flags
     /// C<cas>: store only if the item's cas is still this (else Status::exists, or not_found
@@ -90,7 +91,7 @@ struct MetaSetOptions {
 };
 
 /// Flags of a Client::meta_delete.
-struct MetaDeleteOptions {
+struct FOLSOM_EXPORT MetaDeleteOptions {
     /// C<cas>: delete only if the item's cas is still this (else Status::exists). A failed
     /// fill releases its stub this way, without removing a value someone else stored since.
     std::optional<std::uint64_t> compare_cas{};

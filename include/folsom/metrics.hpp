@@ -28,6 +28,7 @@
 #pragma once
 
 #include "folsom/error.hpp"
+#include "folsom/export.hpp"
 
 #include <chrono>
 #include <cstddef>
@@ -66,7 +67,7 @@ enum class MetricOp : std::uint8_t {
 inline constexpr std::size_t metric_op_count = 22;
 
 /// The operation's name as memcached spells the command ("get", "delete", "flush_all", ...).
-std::string_view to_string(MetricOp op) noexcept;
+FOLSOM_EXPORT std::string_view to_string(MetricOp op) noexcept;
 
 /// How a request ended: the reply's meaning, or `error` (then RequestRecord::error says which).
 enum class Outcome : std::uint8_t {
@@ -88,11 +89,11 @@ enum class Outcome : std::uint8_t {
 inline constexpr std::size_t outcome_count = 13;
 
 /// The outcome's label ("hit", "miss", "stored", ..., "error").
-std::string_view to_string(Outcome o) noexcept;
+FOLSOM_EXPORT std::string_view to_string(Outcome o) noexcept;
 
 /// A short, stable label for an error: the errc enumerator's name ("timeout", "invalid_key",
 /// "connection_lost", ...) for folsom errors, "other" for anything else.
-std::string_view error_label(std::error_code ec) noexcept;
+FOLSOM_EXPORT std::string_view error_label(std::error_code ec) noexcept;
 
 /// Largest folsom::errc value metrics keep apart; larger codes are counted as "other".
 inline constexpr std::size_t max_error_label = 31;
@@ -108,11 +109,11 @@ enum class ConnectionEvent : std::uint8_t {
 inline constexpr std::size_t connection_event_count = 4;
 
 /// The event's name ("connected", "disconnected", "reconnect_attempt", "connect_failed").
-std::string_view to_string(ConnectionEvent e) noexcept;
+FOLSOM_EXPORT std::string_view to_string(ConnectionEvent e) noexcept;
 
 /// One completed request (see the counting rules in metrics.hpp). Plain data, valid only
 /// during the Metrics::request_completed call.
-struct RequestRecord {
+struct FOLSOM_EXPORT RequestRecord {
     std::uint32_t server = 0;       ///< id from Metrics::add_server, or Metrics::no_server
     MetricOp op = MetricOp::get;    ///< the command
     Outcome outcome = Outcome::ok;  ///< how it ended
@@ -127,7 +128,7 @@ struct RequestRecord {
 /// The hooks a client calls; implement them to feed your own metrics system, or use
 /// MetricsRegistry. Every hook except add_server must be wait-free in spirit: no lock, no
 /// allocation, no exception, no I/O (it runs on the client's request path).
-class Metrics {
+class FOLSOM_EXPORT Metrics {
   public:
     /// The server id of requests that never reached a server (overloaded, nothing to route to).
     static constexpr std::uint32_t no_server = 0xffffffffu;

@@ -21,6 +21,7 @@
 /// series named "other".
 #pragma once
 
+#include "folsom/export.hpp"
 #include "folsom/metrics.hpp"
 
 #include <array>
@@ -37,7 +38,7 @@
 namespace folsom {
 
 /// Latency quantiles of a set of requests (seconds). All zero when count is 0.
-struct LatencySummary {
+struct FOLSOM_EXPORT LatencySummary {
     std::uint64_t count = 0;  ///< requests measured (sent ones; refused ones have no latency)
     double sum = 0;           ///< total seconds
     double p50 = 0;           ///< median, seconds
@@ -46,7 +47,7 @@ struct LatencySummary {
 };
 
 /// What one server (or the totals) saw of one operation.
-struct OpSnapshot {
+struct FOLSOM_EXPORT OpSnapshot {
     MetricOp op = MetricOp::get;  ///< the operation
     /// Completed requests by outcome; outcomes[Outcome::error] counts every error.
     std::array<std::uint64_t, outcome_count> outcomes{};
@@ -66,7 +67,7 @@ struct OpSnapshot {
 };
 
 /// Everything recorded about one server (or, merged, about every server: the totals).
-struct ServerSnapshot {
+struct FOLSOM_EXPORT ServerSnapshot {
     std::string name;             ///< "host:port" ("" for the totals and for unrouted requests)
     std::vector<OpSnapshot> ops;  ///< one per operation that saw any request, in MetricOp order
 
@@ -91,7 +92,7 @@ struct ServerSnapshot {
 };
 
 /// A copy of a registry's counters.
-struct MetricsSnapshot {
+struct FOLSOM_EXPORT MetricsSnapshot {
     std::vector<ServerSnapshot> servers;  ///< in the order servers were added
     /// Requests that never reached a server (overloaded, nothing to route to).
     ServerSnapshot unrouted;
@@ -105,10 +106,10 @@ struct MetricsSnapshot {
 /// Renders a snapshot in the Prometheus text exposition format (version 0.0.4): # HELP and
 /// # TYPE lines, counters folsom_*_total, the folsom_outstanding_requests gauge and the
 /// folsom_request_duration_seconds summary. docs/observability.md lists every series.
-std::string to_prometheus(const MetricsSnapshot& snapshot);
+FOLSOM_EXPORT std::string to_prometheus(const MetricsSnapshot& snapshot);
 
 /// The built-in Metrics (see metrics_registry.hpp).
-class MetricsRegistry final : public Metrics {
+class FOLSOM_EXPORT MetricsRegistry final : public Metrics {
   public:
     /// Keeps up to `max_servers` servers apart (each costs ~50 KiB once added).
     explicit MetricsRegistry(std::size_t max_servers = 1024);

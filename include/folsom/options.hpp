@@ -9,6 +9,7 @@
 
 #include "folsom/cluster/continuum.hpp"
 #include "folsom/connection_state.hpp"
+#include "folsom/export.hpp"
 #include "folsom/routes.hpp"
 
 #include <chrono>
@@ -35,7 +36,7 @@ class Tracer;   // tracing.hpp
 enum class Protocol : std::uint8_t { ascii, binary, meta };
 
 /// TLS for every connection (memcached started with -Z). Certificates are PEM files.
-struct TlsOptions {
+struct FOLSOM_EXPORT TlsOptions {
     /// CA certificates to verify the server with; empty: the system's default trust store.
     std::string ca_file;
     /// Optional client certificate and its private key (for servers that verify clients).
@@ -50,7 +51,7 @@ struct TlsOptions {
 
 /// A SASL user for servers started with `memcached -S`. Sent with the PLAIN mechanism, so the
 /// password crosses the network in clear: use it on trusted networks (or over TLS: Options::tls).
-struct SaslCredentials {
+struct FOLSOM_EXPORT SaslCredentials {
     std::string username{};  ///< the SASL user name
     std::string password{};  ///< the user's password (sent in clear: see above)
     // Both have initialisers: designated initialisers may leave either out.
@@ -66,14 +67,14 @@ inline constexpr const char* default_server = "127.0.0.1:11211";
 /// word (a host gone, a NAT or load balancer that forgot the connection), which an idle
 /// connection would otherwise never notice. Linux limits: idle and interval 1..32767 s, count
 /// 1..127; outside them Client::connect throws std::system_error(errc::invalid_argument).
-struct TcpKeepalive {
+struct FOLSOM_EXPORT TcpKeepalive {
     std::chrono::seconds idle{60};      ///< idle time before the first probe (TCP_KEEPIDLE)
     std::chrono::seconds interval{10};  ///< between probes (TCP_KEEPINTVL)
     int count = 3;                      ///< unanswered probes before the end (TCP_KEEPCNT)
 };
 
 /// Everything a Client is configured with; every field has a usable default.
-struct Options {
+struct FOLSOM_EXPORT Options {
     /// "host:port" entries (port defaults to 11211; "host:port:weight" sets a ketama weight).
     /// Starts empty, so that `push_back` (as with libmemcached's memcached_server_add) gives
     /// exactly the servers pushed. Empty at connect (without `discovery` or `routes`): one

@@ -39,12 +39,13 @@
 #pragma once
 
 #include "folsom/client.hpp"
+#include "folsom/export.hpp"
 
 namespace folsom {
 
 /// The quiet view of a Client (Client::quiet()): the same writes, sent without waiting for a
 /// reply of their own; each completes once with the outcome described above.
-class QuietClient {
+class FOLSOM_EXPORT QuietClient {
   public:
     /// The quiet view of `client` (as Client::quiet()).
     explicit QuietClient(Client client) : client_(std::move(client)) {}

@@ -9,6 +9,7 @@
 #pragma once
 
 #include "folsom/detail/shared_buffer.hpp"
+#include "folsom/export.hpp"
 #include "folsom/status.hpp"
 #include "folsom/value.hpp"
 
@@ -34,7 +35,7 @@ namespace folsom {
 /// replies, instead of one heap allocation per value: values[i]->data is valid as long as the
 /// result lives, or a copy of it (copies share the buffer, moving it keeps the views valid).
 /// values[i]->to_value() is an owning copy, to keep one value beyond the result.
-struct MultiGetResult {
+struct FOLSOM_EXPORT MultiGetResult {
     std::vector<std::optional<ValueRef>> values;  ///< values[i]: keys[i]'s value, empty on a miss
     std::vector<std::error_code> errors;  ///< empty, or errors[i]: why keys[i] is unanswered
     detail::SharedBuffer storage;         ///< where the values' bytes live (shared by copies)
@@ -58,7 +59,7 @@ struct MultiGetResult {
 };
 
 /// How a get_multi_view ended (its values went to the per-hit callback).
-struct MultiGetViewResult {
+struct FOLSOM_EXPORT MultiGetViewResult {
     std::size_t hits = 0;                 ///< keys found (each reported once)
     std::vector<std::error_code> errors;  ///< empty, or errors[i]: why keys[i] is unanswered
 
@@ -68,14 +69,14 @@ struct MultiGetViewResult {
 
 /// One item of a set_multi: the key, its value and its flags. The views need to live only
 /// until set_multi returns (the bytes are copied into the request).
-struct KeyValue {
+struct FOLSOM_EXPORT KeyValue {
     std::string_view key;     ///< the item's key
     std::string_view value;   ///< its value
     std::uint32_t flags = 0;  ///< its 32-bit client flags
 };
 
 /// One key's outcome in a multi-key write (set_multi, delete_multi, touch_multi).
-struct WriteResult {
+struct FOLSOM_EXPORT WriteResult {
     std::error_code error;       ///< why the write failed (then ignore status)
     Status status = Status::ok;  ///< stored, not_stored, deleted, touched, not_found, ...
     /// True when the write did what it asked: stored, deleted or touched.
@@ -88,7 +89,7 @@ struct WriteResult {
 };
 
 /// How a multi-key write ended: one result per key, in the caller's order.
-struct MultiWriteResult {
+struct FOLSOM_EXPORT MultiWriteResult {
     std::vector<WriteResult> results;  ///< results[i]: the outcome for keys[i]
 
     /// Keys whose write failed with an error (not an outcome such as not_found).

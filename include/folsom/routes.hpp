@@ -16,6 +16,7 @@
 #pragma once
 
 #include "folsom/error.hpp"
+#include "folsom/export.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -48,13 +49,13 @@ enum class RouteType : std::uint8_t {
 };
 
 /// mcrouter's name of a route type ("PoolRoute", "AllSyncRoute", ...).
-std::string_view route_type_name(RouteType t) noexcept;
+FOLSOM_EXPORT std::string_view route_type_name(RouteType t) noexcept;
 
 struct RouteSpec;
 
 /// A pool's shadow: requests whose key falls in [key_fraction_begin, key_fraction_end) of the
 /// key hash space are also sent to `target` (one route); its replies never reach the caller.
-struct ShadowSpec {
+struct FOLSOM_EXPORT ShadowSpec {
     std::vector<RouteSpec> target;    ///< exactly one route
     double key_fraction_begin = 0.0;  ///< the first key fraction shadowed, in [0, 1]
     double key_fraction_end = 1.0;    ///< the end of the key fractions shadowed (excluded)
@@ -62,7 +63,7 @@ struct ShadowSpec {
 
 /// One node of a route tree. Which fields mean something depends on `type`; the others stay
 /// at their defaults (RouteConfig::validate refuses a tree where they do not).
-struct RouteSpec {
+struct FOLSOM_EXPORT RouteSpec {
     /// What kind of route this node is.
     RouteType type = RouteType::null;
     /// The label of this route in metrics. The JSON loader sets the node's JSON path (e.g.
@@ -110,7 +111,7 @@ struct RouteSpec {
 /// A named group of servers: one ketama ring (or Ch3 placement, as its pool routes say, or
 /// WeightedCh3 with `weights`). The optional fields are mcrouter's pool options; unset, the
 /// pool takes the client's Options, so pools differ only where their configuration says.
-struct PoolSpec {
+struct FOLSOM_EXPORT PoolSpec {
     /// The pool's name, as routes refer to it ("PoolRoute|<name>").
     std::string name{};
     /// As Options::servers: "host:port", "host:port:weight", or a Unix socket path.
@@ -144,29 +145,33 @@ struct PoolSpec {
 };
 
 /// Thrown for a configuration that cannot be used. what() is one line: "<json path>: <why>".
-class RouteConfigError : public std::system_error {
+class FOLSOM_EXPORT RouteConfigError : public std::system_error {
   public:
-    /// A fault at JSON path `path` (may be empty), explained by `why`.
+    /// A fault at JSON path `path` (may be empty), explained by `why`: errc::invalid_argument.
     RouteConfigError(std::string path, const std::string& why)
         : std::system_error(make_error_code(errc::invalid_argument),
                             path.empty() ? why : path + ": " + why),
-          path_(std::move(path)) {}
+          path_(std::move(path)),
+          message_(path_.empty() ? why : path_ + ": " + why) {}
+    /// What the configuration at `path` asks for is a feature this libfolsom was built
+    /// without: `code` is an errc::built_without_* (its message says which library).
+    RouteConfigError(std::string path, std::error_code code)
+        : std::system_error(path.empty() ? std::system_error(code) : std::system_error(code, path)),
+          path_(std::move(path)),
+          message_(path_.empty() ? code.message() : path_ + ": " + code.message()) {}
     /// The JSON path of the fault ("route.children[1]", "pools.A.servers[0]"); empty for a
     /// fault of the whole text (not JSON, say).
     const std::string& path() const noexcept { return path_; }
     /// The message without the std::system_error suffix.
-    std::string message() const {
-        std::string w = what();
-        auto at = w.rfind(": ");  // system_error appends ": <category message>"
-        return at == std::string::npos ? w : w.substr(0, at);
-    }
+    std::string message() const { return message_; }
 
   private:
     std::string path_;
+    std::string message_;
 };
 
 /// Pools and the route over them.
-struct RouteConfig {
+struct FOLSOM_EXPORT RouteConfig {
     std::vector<PoolSpec> pools{};  ///< the pools, in the order of the configuration
     RouteSpec route{};              ///< the route tree every request goes through
 
@@ -184,7 +189,7 @@ struct RouteConfig {
 };
 
 /// What one route did since the client connected (Client::route_stats()).
-struct RouteStats {
+struct FOLSOM_EXPORT RouteStats {
     std::string name{};  ///< RouteSpec::name (the JSON path unless the config named it)
     RouteType type = RouteType::null;   ///< the route's kind
     std::uint64_t requests = 0;         ///< requests the route was asked to send
@@ -199,45 +204,47 @@ struct RouteStats {
 namespace routes {
 /// A PoolRoute to pool `name`. `hash`: "" (Options::distribution) or "Ch3" (mcrouter's
 /// placement); see RouteSpec::hash_func.
-RouteSpec pool(std::string name, std::vector<ShadowSpec> shadows = {}, std::string hash = {});
+FOLSOM_EXPORT RouteSpec pool(std::string name, std::vector<ShadowSpec> shadows = {},
+                             std::string hash = {});
 /// A shadow of a pool route: `target` also gets the requests whose key hash falls in
 /// [key_fraction_begin, key_fraction_end).
-ShadowSpec shadow(RouteSpec target, double key_fraction_begin, double key_fraction_end);
+FOLSOM_EXPORT ShadowSpec shadow(RouteSpec target, double key_fraction_begin,
+                                double key_fraction_end);
 /// AllSyncRoute: every child; the worst reply.
-RouteSpec all_sync(std::vector<RouteSpec> children);
+FOLSOM_EXPORT RouteSpec all_sync(std::vector<RouteSpec> children);
 /// AllAsyncRoute: every child; NullRoute's reply at once.
-RouteSpec all_async(std::vector<RouteSpec> children);
+FOLSOM_EXPORT RouteSpec all_async(std::vector<RouteSpec> children);
 /// AllMajorityRoute: every child; the reply half + 1 agree on.
-RouteSpec all_majority(std::vector<RouteSpec> children);
+FOLSOM_EXPORT RouteSpec all_majority(std::vector<RouteSpec> children);
 /// AllFastestRoute: every child; the first non-error reply.
-RouteSpec all_fastest(std::vector<RouteSpec> children);
+FOLSOM_EXPORT RouteSpec all_fastest(std::vector<RouteSpec> children);
 /// AllInitialRoute: every child; the first child's reply.
-RouteSpec all_initial(std::vector<RouteSpec> children);
+FOLSOM_EXPORT RouteSpec all_initial(std::vector<RouteSpec> children);
 /// FailoverRoute: child after child while the reply is an error.
-RouteSpec failover(std::vector<RouteSpec> children,
-                   std::optional<std::uint32_t> failover_exptime = std::nullopt);
+FOLSOM_EXPORT RouteSpec failover(std::vector<RouteSpec> children,
+                                 std::optional<std::uint32_t> failover_exptime = std::nullopt);
 /// MissFailoverRoute: as failover, and on a miss for gets.
-RouteSpec miss_failover(std::vector<RouteSpec> children,
-                        std::optional<std::uint32_t> failover_exptime = std::nullopt);
+FOLSOM_EXPORT RouteSpec miss_failover(std::vector<RouteSpec> children,
+                                      std::optional<std::uint32_t> failover_exptime = std::nullopt);
 /// WarmUpRoute: gets read `cold`, and on a miss `warm`, filling `cold` with `exptime`.
-RouteSpec warm_up(RouteSpec cold, RouteSpec warm, std::uint32_t exptime = 0);
+FOLSOM_EXPORT RouteSpec warm_up(RouteSpec cold, RouteSpec warm, std::uint32_t exptime = 0);
 /// PrefixSelectorRoute. `policies`: {prefix, route}; `wildcard`: for keys no prefix matches.
-RouteSpec prefix_selector(std::vector<std::pair<std::string, RouteSpec>> policies,
-                          std::optional<RouteSpec> wildcard = std::nullopt);
+FOLSOM_EXPORT RouteSpec prefix_selector(std::vector<std::pair<std::string, RouteSpec>> policies,
+                                        std::optional<RouteSpec> wildcard = std::nullopt);
 /// OperationSelectorRoute. `policies`: {operation name, route}; `default_policy`: for the
 /// other operations.
-RouteSpec operation_selector(std::vector<std::pair<std::string, RouteSpec>> policies,
-                             std::optional<RouteSpec> default_policy = std::nullopt);
+FOLSOM_EXPORT RouteSpec operation_selector(std::vector<std::pair<std::string, RouteSpec>> policies,
+                                           std::optional<RouteSpec> default_policy = std::nullopt);
 /// HashRoute. `hash_func`: "Ch3" (mcrouter's default), "WeightedCh3" (give `weights`),
 /// "Crc32" or "Md5".
-RouteSpec hash(std::vector<RouteSpec> children, std::string hash_func = "Ch3",
-               std::string salt = {}, std::vector<double> weights = {});
+FOLSOM_EXPORT RouteSpec hash(std::vector<RouteSpec> children, std::string hash_func = "Ch3",
+                             std::string salt = {}, std::vector<double> weights = {});
 /// NullRoute: the default reply at once.
-RouteSpec null();
+FOLSOM_EXPORT RouteSpec null();
 /// ErrorRoute: an error carrying `message`, at once.
-RouteSpec error(std::string message = {});
+FOLSOM_EXPORT RouteSpec error(std::string message = {});
 /// The same route with a metrics label.
-RouteSpec named(std::string name, RouteSpec route);
+FOLSOM_EXPORT RouteSpec named(std::string name, RouteSpec route);
 }  // namespace routes
 
 }  // namespace folsom

@@ -25,11 +25,13 @@
 /// already; a SendBatch there is harmless.
 #pragma once
 
+#include "folsom/export.hpp"
+
 namespace folsom {
 
 /// Holds back the writes of the requests this thread starts while it lives (RAII; see the
 /// file's description): only the outermost SendBatch on a thread sends when it ends.
-class SendBatch {
+class FOLSOM_EXPORT SendBatch {
   public:
     /// Opens a batch on this thread (nested in any open one).
     SendBatch() noexcept;
@@ -66,7 +68,7 @@ class SendBatch {
 /// callbacks with no executor of their own, on a client without a reply executor) may then
 /// run before the call that started them returns, which spares the post and its scheduler
 /// round. For a handler that only records its result, as a blocking wrapper's does.
-class WriteHere {
+class FOLSOM_EXPORT WriteHere {
   public:
     /// Where the handler of a request this thread starts may run (see the class description).
     enum class Handlers : unsigned char {

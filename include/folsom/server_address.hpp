@@ -13,6 +13,8 @@
 /// and pure functions.
 #pragma once
 
+#include "folsom/export.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -30,7 +32,7 @@ inline constexpr std::uint16_t default_memcached_port = 11211;
 inline constexpr std::size_t max_unix_socket_path = 107;
 
 /// One memcached server: where it is, and its ketama weight.
-struct ServerAddress {
+struct FOLSOM_EXPORT ServerAddress {
     /// Name or IP literal (IPv6 without brackets), or the absolute path of a Unix socket.
     std::string host;
     std::uint16_t port = default_memcached_port;  ///< 1..65535; unused (0) for a Unix socket
@@ -63,14 +65,15 @@ struct ServerAddress {
 /// is not there yet is not_connected, with backoff, like a TCP server that refuses).
 /// Returns errc::invalid_argument on anything else; `out` is only written on success. With
 /// `why`, an error also sets *why to one line saying what is wrong (naming the entry).
-std::error_code parse_server_address(std::string_view text, ServerAddress& out,
-                                     std::string* why = nullptr);
+FOLSOM_EXPORT std::error_code parse_server_address(std::string_view text, ServerAddress& out,
+                                                   std::string* why = nullptr);
 
 /// Parses a comma-separated list such as "a:11211,b:11212:2,[::1]:11213,/run/mc.sock". Blanks
 /// around an entry are ignored; an empty entry or an empty list is an error
 /// (errc::invalid_argument, with `why` as parse_server_address's). `out` is only replaced on
 /// success.
-std::error_code parse_server_list(std::string_view text, std::vector<ServerAddress>& out,
-                                  std::string* why = nullptr);
+FOLSOM_EXPORT std::error_code parse_server_list(std::string_view text,
+                                                std::vector<ServerAddress>& out,
+                                                std::string* why = nullptr);
 
 }  // namespace folsom

@@ -17,6 +17,7 @@
 /// destroyed right after its end() call.
 #pragma once
 
+#include "folsom/export.hpp"
 #include "folsom/metrics.hpp"
 
 #include <cstddef>
@@ -28,7 +29,7 @@
 namespace folsom {
 
 /// What an operation is, as it starts. Views are valid only during Tracer::start_span.
-struct SpanStart {
+struct FOLSOM_EXPORT SpanStart {
     /// The operation ("get", "set", "delete", "get_multi", "stats", ...).
     std::string_view operation;
     /// The key (the first key for a multi-key operation; empty for stats/version/flush_all).
@@ -42,7 +43,7 @@ struct SpanStart {
 };
 
 /// How an operation ended. Valid only during Span::end.
-struct SpanEnd {
+struct FOLSOM_EXPORT SpanEnd {
     /// The outcome: hit/miss for retrievals (hit: at least one value), the Status of stores,
     /// deletes and touches, ok for the others, or Outcome::error.
     Outcome outcome = Outcome::ok;
@@ -51,7 +52,7 @@ struct SpanEnd {
 };
 
 /// One operation's span: ended exactly once, then destroyed.
-class Span {
+class FOLSOM_EXPORT Span {
   public:
     virtual ~Span() = default;
     /// The operation completed (successfully or not). Called once; must not throw.
@@ -59,7 +60,7 @@ class Span {
 };
 
 /// Opens spans; set one in Options::tracer.
-class Tracer {
+class FOLSOM_EXPORT Tracer {
   public:
     virtual ~Tracer() = default;
     /// An operation starts. Returning nullptr is allowed (the operation is then not traced,

@@ -34,6 +34,7 @@
 #pragma once
 
 #include "folsom/error.hpp"
+#include "folsom/export.hpp"
 #include "folsom/value.hpp"
 #include "folsom/value_flags.hpp"
 
@@ -49,7 +50,7 @@
 namespace folsom {
 
 /// A value as stored: its bytes and the item's client flags.
-struct Encoded {
+struct FOLSOM_EXPORT Encoded {
     std::string data;         ///< the bytes stored (binary-safe)
     std::uint32_t flags = 0;  ///< the item's 32-bit client flags (value_flags.hpp)
 };

@@ -30,6 +30,7 @@
 
 #include "folsom/client.hpp"
 #include "folsom/compressed.hpp"
+#include "folsom/export.hpp"
 #include "folsom/transcoder.hpp"
 #include "folsom/typed_results.hpp"
 

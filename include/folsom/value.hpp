@@ -10,6 +10,8 @@
 /// fails its request with errc::value_too_large.
 #pragma once
 
+#include "folsom/export.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -20,7 +22,7 @@ namespace folsom {
 
 /// An owning copy of a stored value: the one copy the client makes on the way in, for the
 /// caller to keep.
-struct Value {
+struct FOLSOM_EXPORT Value {
     std::string data;         ///< the bytes stored (binary-safe)
     std::uint32_t flags = 0;  ///< the item's flags
     std::uint64_t cas = 0;    ///< set by gets/gats (and by every get over the binary protocol)
@@ -35,7 +37,7 @@ struct Value {
 /// Object lifetimes: `data` is valid as long as the MultiGetResult it came from lives, or any
 /// copy of it (copies share the buffer; moving the result keeps the views valid). To keep a
 /// value longer, or to take it out of the result, call to_value() (an owning copy).
-struct ValueRef {
+struct FOLSOM_EXPORT ValueRef {
     std::string_view data;    ///< the value's bytes (in the result's buffer)
     std::uint32_t flags = 0;  ///< the item's flags
     std::uint64_t cas = 0;    ///< set by gets/gats (and by every get over the binary protocol)
@@ -55,7 +57,7 @@ struct ValueRef {
 ///
 /// Object lifetimes: the views are valid only until the callback that received the ValueView
 /// returns; after that the read buffer is reused. Call to_value() to keep it.
-struct ValueView {
+struct FOLSOM_EXPORT ValueView {
     std::string_view key;     ///< the key, as the server named it
     std::string_view data;    ///< the value's bytes
     std::uint32_t flags = 0;  ///< the item's flags
@@ -70,7 +72,7 @@ struct ValueView {
 ///     connection's write buffer before the call returns (the caller may reuse it at once);
 ///   - std::string&& : moved in and kept by the request; large values are then written to the
 ///     socket by scatter-gather straight from it, never copied.
-class Bytes {
+class FOLSOM_EXPORT Bytes {
   public:
     /// Views `v` (copied into the request before the call returns).
     Bytes(std::string_view v) noexcept : view_(v) {}

@@ -40,4 +40,6 @@ __all__ = [
     "MemcacheUnexpectedCloseError", "MemcacheUnknownError", "MemcacheUnsupportedError",
     "MemcacheValueTooLargeError",
 ]
-__version__ = "0.1.0"
+from . import _native  # noqa: E402  (the extension: its version is the CMake project's)
+
+__version__ = _native.__version__

@@ -98,6 +98,11 @@ _BY_ERRC = {
     "decode_failed": MemcacheDecodeError,
     "fill_failed": MemcacheFillError,
     "no_sasl_mechanism": MemcacheAuthError,
+    "built_without_c_ares": MemcacheUnsupportedError,
+    "built_without_zstd": MemcacheUnsupportedError,
+    "built_without_lz4": MemcacheUnsupportedError,
+    "built_without_zlib": MemcacheUnsupportedError,
+    "built_without_nlohmann_json": MemcacheUnsupportedError,
 }
 
 

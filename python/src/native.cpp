@@ -13,6 +13,7 @@
 // Bad input (key type, key content, value size, a closed client) raises before anything is sent.
 #include "folsom/cache_recipes.hpp"
 #include "folsom/client.hpp"
+#include "folsom/config.hpp"
 #include "folsom/detail/blocking_loop.hpp"
 #include "folsom/error.hpp"
 #include "folsom/metrics_registry.hpp"
@@ -51,7 +52,7 @@ namespace {
 
 // ---- errors ------------------------------------------------------------------------------
 
-constexpr int errc_count = static_cast<int>(errc::no_sasl_mechanism) + 1;
+constexpr int errc_count = static_cast<int>(errc::built_without_nlohmann_json) + 1;
 constexpr int error_class_invalid_type = 0;  // slot 0: a key or value of the wrong type
 
 // Exception classes by errc value, registered by folsom/exceptions.py at import. Module
@@ -96,6 +97,11 @@ std::string errc_name(int value) {
         FOLSOM_ERRC_NAME(decode_failed)
         FOLSOM_ERRC_NAME(fill_failed)
         FOLSOM_ERRC_NAME(no_sasl_mechanism)
+        FOLSOM_ERRC_NAME(built_without_c_ares)
+        FOLSOM_ERRC_NAME(built_without_zstd)
+        FOLSOM_ERRC_NAME(built_without_lz4)
+        FOLSOM_ERRC_NAME(built_without_zlib)
+        FOLSOM_ERRC_NAME(built_without_nlohmann_json)
 #undef FOLSOM_ERRC_NAME
     }
     return "unknown";
@@ -1357,6 +1363,7 @@ PYBIND11_MODULE(_native, m) {
     for (int i = 1; i < errc_count; ++i)
         errcs[py::str(errc_name(i))] = i;
     m.attr("ERRC") = errcs;
+    m.attr("__version__") = FOLSOM_VERSION_STRING;  // folsom/config.hpp: the CMake project version
     m.attr("MAX_KEY_LENGTH") = protocol::max_key_length;
     // An AsyncClient opens a batch when it starts the first request of an event-loop turn and
     // ends it from a call_soon callback: the turn's requests go out in one write per

@@ -4,19 +4,23 @@
 // instead of growing the buffer).
 #include "folsom/compression.hpp"
 
+#include "folsom/config.hpp"
 #include "folsom/error.hpp"
 #include "folsom/value_flags.hpp"
 
 #include <cstring>
 #include <limits>
+#if FOLSOM_HAVE_LZ4
 #include <lz4.h>
+#endif
+#if FOLSOM_HAVE_ZSTD
 #include <zstd.h>
+#endif
 
 namespace folsom::compression {
 namespace {
 
-constexpr std::size_t lz4_header = 4;  // decompressed size, little-endian
-
+#if FOLSOM_HAVE_ZSTD
 std::optional<std::string> compress_zstd(std::string_view input, int level) {
     // Room for one byte less than the input: a result that does not shrink is not worth a
     // flag, and ZSTD_compress then fails cheaply with dstSize_tooSmall.
@@ -27,6 +31,29 @@ std::optional<std::string> compress_zstd(std::string_view input, int level) {
     out.resize(n);
     return out;
 }
+
+std::error_code decompress_zstd(std::string_view input, std::size_t max_size, std::string& out) {
+    const unsigned long long claimed = ZSTD_getFrameContentSize(input.data(), input.size());
+    // Unknown (a streamed frame) or unreadable: there is no bound to allocate by.
+    if (claimed == ZSTD_CONTENTSIZE_UNKNOWN || claimed == ZSTD_CONTENTSIZE_ERROR)
+        return errc::decode_failed;
+    if (claimed > max_size) return errc::decode_failed;
+    out.assign(static_cast<std::size_t>(claimed), '\0');
+    const std::size_t n = ZSTD_decompress(out.data(), out.size(), input.data(), input.size());
+    if (ZSTD_isError(n) || n != out.size()) return errc::decode_failed;
+    return {};
+}
+#else
+std::optional<std::string> compress_zstd(std::string_view, int) {
+    return std::nullopt;
+}
+std::error_code decompress_zstd(std::string_view, std::size_t, std::string&) {
+    return errc::built_without_zstd;
+}
+#endif
+
+#if FOLSOM_HAVE_LZ4
+constexpr std::size_t lz4_header = 4;  // decompressed size, little-endian
 
 std::optional<std::string> compress_lz4(std::string_view input, int level) {
     if (input.size() > static_cast<std::size_t>(LZ4_MAX_INPUT_SIZE) ||
@@ -44,18 +71,6 @@ std::optional<std::string> compress_lz4(std::string_view input, int level) {
     return out;
 }
 
-std::error_code decompress_zstd(std::string_view input, std::size_t max_size, std::string& out) {
-    const unsigned long long claimed = ZSTD_getFrameContentSize(input.data(), input.size());
-    // Unknown (a streamed frame) or unreadable: there is no bound to allocate by.
-    if (claimed == ZSTD_CONTENTSIZE_UNKNOWN || claimed == ZSTD_CONTENTSIZE_ERROR)
-        return errc::decode_failed;
-    if (claimed > max_size) return errc::decode_failed;
-    out.assign(static_cast<std::size_t>(claimed), '\0');
-    const std::size_t n = ZSTD_decompress(out.data(), out.size(), input.data(), input.size());
-    if (ZSTD_isError(n) || n != out.size()) return errc::decode_failed;
-    return {};
-}
-
 std::error_code decompress_lz4(std::string_view input, std::size_t max_size, std::string& out) {
     if (input.size() < lz4_header) return errc::decode_failed;
     std::uint32_t claimed = 0;
@@ -71,8 +86,21 @@ std::error_code decompress_lz4(std::string_view input, std::size_t max_size, std
     if (n < 0 || static_cast<std::uint32_t>(n) != claimed) return errc::decode_failed;
     return {};
 }
+#else
+std::optional<std::string> compress_lz4(std::string_view, int) {
+    return std::nullopt;
+}
+std::error_code decompress_lz4(std::string_view, std::size_t, std::string&) {
+    return errc::built_without_lz4;
+}
+#endif
 
 }  // namespace
+
+std::error_code available(Codec codec) noexcept {
+    if (codec == Codec::lz4) return FOLSOM_HAVE_LZ4 ? std::error_code() : errc::built_without_lz4;
+    return FOLSOM_HAVE_ZSTD ? std::error_code() : errc::built_without_zstd;
+}
 
 std::uint32_t flag_of(Codec codec) noexcept {
     return codec == Codec::lz4 ? value_flags::lz4 : value_flags::zstd;

@@ -50,6 +50,16 @@ class FolsomCategory final : public std::error_category {
             case errc::no_sasl_mechanism:
                 return "the server offers no SASL PLAIN mechanism (on its host, install "
                        "libsasl2-modules)";
+            case errc::built_without_c_ares:
+                return "built without c-ares: DNS SRV discovery is unavailable";
+            case errc::built_without_zstd:
+                return "built without zstd: zstd compression is unavailable";
+            case errc::built_without_lz4:
+                return "built without LZ4: LZ4 compression is unavailable";
+            case errc::built_without_zlib:
+                return "built without zlib: the Crc32 hash function is unavailable";
+            case errc::built_without_nlohmann_json:
+                return "built without nlohmann-json: JSON route configurations are unavailable";
         }
         return "unknown folsom error";
     }

@@ -79,6 +79,16 @@ std::string_view error_label(std::error_code ec) noexcept {
             return "fill_failed";
         case errc::no_sasl_mechanism:
             return "no_sasl_mechanism";
+        case errc::built_without_c_ares:
+            return "built_without_c_ares";
+        case errc::built_without_zstd:
+            return "built_without_zstd";
+        case errc::built_without_lz4:
+            return "built_without_lz4";
+        case errc::built_without_zlib:
+            return "built_without_zlib";
+        case errc::built_without_nlohmann_json:
+            return "built_without_nlohmann_json";
     }
     return "other";
 }

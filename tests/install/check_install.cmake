@@ -1,5 +1,6 @@
-# Installs the built library into a scratch prefix, then configures and builds a tiny consumer
-# project that uses find_package(folsom) and links folsom::folsom, and runs it.
+# Installs the built library into a scratch prefix, then builds a tiny consumer program twice,
+# with a CMake project that uses find_package(folsom) and links folsom::folsom, and with the
+# flags of `pkg-config --cflags --libs folsom` (--static for a static libfolsom), and runs both.
 set(prefix ${BINARY_DIR}/install-check/prefix)
 set(consumer_build ${BINARY_DIR}/install-check/consumer)
 file(REMOVE_RECURSE ${BINARY_DIR}/install-check)
@@ -23,3 +24,38 @@ if(NOT rc EQUAL 0)
   message(FATAL_ERROR "the consumer program failed: ${rc}\n${out}")
 endif()
 message(STATUS "consumer says: ${out}")
+
+# The same program through pkg-config and the installed folsom.pc.
+file(GLOB_RECURSE pc ${prefix}/*/folsom.pc)
+if(NOT pc)
+  message(FATAL_ERROR "cmake --install put no folsom.pc under ${prefix}")
+endif()
+get_filename_component(pc_dir ${pc} DIRECTORY)
+file(GLOB shared ${prefix}/lib*/libfolsom.so ${prefix}/lib/*/libfolsom.so)
+set(static "")
+if(NOT shared)
+  set(static --static)
+endif()
+set(ENV{PKG_CONFIG_PATH} ${pc_dir})
+execute_process(COMMAND pkg-config --cflags --libs ${static} folsom OUTPUT_VARIABLE flags
+                RESULT_VARIABLE rc OUTPUT_STRIP_TRAILING_WHITESPACE)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "pkg-config --cflags --libs ${static} folsom failed: ${rc}")
+endif()
+file(READ ${pc} pc_text)
+if(NOT pc_text MATCHES "prefix=${prefix}\n")
+  message(FATAL_ERROR "folsom.pc does not name the prefix it was installed to (${prefix}):\n${pc_text}")
+endif()
+separate_arguments(flags UNIX_COMMAND "${flags}")
+get_filename_component(libdir ${pc_dir} DIRECTORY)
+execute_process(COMMAND ${CXX} -o ${consumer_build}/consumer-pc
+                        ${SOURCE_DIR}/tests/install/consumer/main.cpp ${flags} -Wl,-rpath,${libdir}
+                RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "building the consumer with pkg-config's flags failed: ${rc} (${flags})")
+endif()
+execute_process(COMMAND ${consumer_build}/consumer-pc RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "the consumer built with pkg-config failed: ${rc}\n${out}")
+endif()
+message(STATUS "consumer (pkg-config ${static}) says: ${out}")

@@ -40,6 +40,7 @@
 /// view into it, valid until the Continuum is assigned to or destroyed.
 #pragma once
 
+#include "folsom/export.hpp"
 #include "folsom/server_address.hpp"
 
 #include <cstddef>
@@ -61,7 +62,7 @@ enum class Distribution : std::uint8_t {
 
 /// A consistent-hash ring over a list of servers (see continuum.hpp). Immutable once built;
 /// thread-safe for concurrent lookups.
-class Continuum {
+class FOLSOM_EXPORT Continuum {
   public:
     /// One point of the ring. `position` orders the ring as unsigned 32-bit; for folsom_murmur
     /// it is Folsom's signed hash with its sign bit flipped, so the order is Folsom's; for

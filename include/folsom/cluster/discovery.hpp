@@ -19,6 +19,7 @@
 /// errc::cancelled after Cancel), and the client keeps its current server set.
 #pragma once
 
+#include "folsom/export.hpp"
 #include "folsom/options.hpp"
 #include "folsom/server_address.hpp"
 
@@ -39,7 +40,7 @@ namespace folsom::cluster {
 
 /// The source of a client's server list: asked once per resolution, it answers with the
 /// servers there are now (or an error). Implement it to plug in another service registry.
-class Discovery {
+class FOLSOM_EXPORT Discovery {
   public:
     /// Called exactly once per resolve(), through the executor given to it: the servers, or
     /// an error (then the list is ignored and the client keeps its current set).
@@ -65,7 +66,7 @@ class Discovery {
 };
 
 /// A list held in memory; set() changes what the next resolution answers. Thread-safe.
-class StaticDiscovery final : public Discovery {
+class FOLSOM_EXPORT StaticDiscovery final : public Discovery {
   public:
     /// Starts with `servers` (none by default).
     explicit StaticDiscovery(std::vector<ServerAddress> servers = {})
@@ -86,7 +87,7 @@ class StaticDiscovery final : public Discovery {
 /// ketama weight (0 counts as 1). Targets are used as written (not resolved here): ketama
 /// hashes the name, as other clients given the same names do, and connections resolve it.
 /// Servers are sorted by (host, port), so the ring does not depend on the answer's order.
-struct DnsSrvOptions {
+struct FOLSOM_EXPORT DnsSrvOptions {
     /// Name servers as c-ares takes them ("127.0.0.1:5353,[::1]:53"); empty: the system's
     /// (/etc/resolv.conf).
     std::string nameservers;
@@ -96,10 +97,13 @@ struct DnsSrvOptions {
 /// A Discovery that resolves the SRV records of `name` (e.g. "_memcache._tcp.example.org") as
 /// DnsSrvOptions describes. A resolution that fails, or finds no record, completes with
 /// errc::resolve_failed; name servers c-ares cannot parse, with errc::invalid_argument.
-std::shared_ptr<Discovery> make_dns_srv_discovery(std::string name, DnsSrvOptions options = {});
+/// Throws std::system_error with errc::built_without_c_ares when this libfolsom was built
+/// without c-ares (folsom/config.hpp: FOLSOM_HAVE_C_ARES).
+FOLSOM_EXPORT std::shared_ptr<Discovery> make_dns_srv_discovery(std::string name,
+                                                                DnsSrvOptions options = {});
 
 /// How an ElastiCache configuration endpoint is asked (see make_elasticache_discovery).
-struct ElastiCacheOptions {
+struct FOLSOM_EXPORT ElastiCacheOptions {
     /// The whole exchange — name lookup, connect, request and reply — must finish within this,
     /// or the resolution fails with errc::timeout.
     std::chrono::milliseconds timeout{2000};
@@ -148,7 +152,7 @@ struct ElastiCacheOptions {
 /// which has no `config get cluster`), errc::client_error for CLIENT_ERROR;
 /// errc::connection_lost when the endpoint closes before the reply is complete;
 /// errc::cancelled after Cancel.
-class ElastiCacheDiscovery : public Discovery {
+class FOLSOM_EXPORT ElastiCacheDiscovery : public Discovery {
   public:
     /// The version of the last configuration received (ElastiCache raises it on every change
     /// of the node list); empty until a resolution succeeded. Thread-safe.
@@ -162,7 +166,7 @@ class ElastiCacheDiscovery : public Discovery {
 ///         "mycluster.abc123.cfg.use1.cache.amazonaws.com:11211");
 ///
 /// Throws std::system_error(errc::invalid_argument) when `config_endpoint` is malformed.
-std::shared_ptr<ElastiCacheDiscovery> make_elasticache_discovery(std::string config_endpoint,
-                                                                 ElastiCacheOptions options = {});
+FOLSOM_EXPORT std::shared_ptr<ElastiCacheDiscovery> make_elasticache_discovery(
+    std::string config_endpoint, ElastiCacheOptions options = {});
 
 }  // namespace folsom::cluster

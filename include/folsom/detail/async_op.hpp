@@ -29,6 +29,7 @@
 #include "folsom/detail/operation.hpp"
 #include "folsom/detail/request_memory.hpp"
 #include "folsom/error.hpp"
+#include "folsom/export.hpp"
 #include "folsom/send_batch.hpp"
 #include "folsom/tracing.hpp"
 
@@ -53,7 +54,7 @@ namespace folsom::detail {
 /// What an operation's span says about it when it starts (see tracing.hpp). Cheap to build:
 /// names are looked up only when a tracer is set. `routed`: the operation goes to the server
 /// that owns `key`; `multi`: a multi-key retrieval (named "get_multi", ...).
-struct TraceInfo {
+struct FOLSOM_EXPORT TraceInfo {
     OpCode code = OpCode::get;
     std::string_view key;
     std::size_t key_count = 0;
@@ -62,7 +63,7 @@ struct TraceInfo {
 };
 
 /// The span name of an operation ("get", "set", "delete", "get_multi", ...).
-std::string_view span_name(const TraceInfo& info) noexcept;
+FOLSOM_EXPORT std::string_view span_name(const TraceInfo& info) noexcept;
 
 /// Opens the span of an operation when the core has a tracer (the only cost otherwise is the
 /// null check).

@@ -20,6 +20,7 @@
 /// own request is done (its handler points at the thread's frame), then rethrows.
 #pragma once
 
+#include "folsom/export.hpp"
 #include "folsom/send_batch.hpp"
 
 #include <asio/executor_work_guard.hpp>
@@ -35,7 +36,7 @@
 
 namespace folsom::detail {
 
-class BlockingLoop {
+class FOLSOM_EXPORT BlockingLoop {
   public:
     /// How long a caller-driven loop may go without running its due timers while its requests
     /// keep completing inside the calls that start them.

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "folsom/detail/operation.hpp"
+#include "folsom/export.hpp"
 #include "folsom/metrics.hpp"
 #include "folsom/options.hpp"
 #include "folsom/tracing.hpp"
@@ -30,7 +31,7 @@
 
 namespace folsom::detail {
 
-class ClientCore {
+class FOLSOM_EXPORT ClientCore {
   public:
     explicit ClientCore(std::size_t max_outstanding) noexcept : max_outstanding_(max_outstanding) {}
     virtual ~ClientCore() = default;
@@ -171,6 +172,7 @@ class ClientCore {
 
 /// Creates the core for `options`, doing its I/O on `ex`. Throws std::system_error
 /// (errc::invalid_argument) for a malformed server list.
-std::shared_ptr<ClientCore> make_client_core(asio::any_io_executor ex, const Options& options);
+FOLSOM_EXPORT std::shared_ptr<ClientCore> make_client_core(asio::any_io_executor ex,
+                                                           const Options& options);
 
 }  // namespace folsom::detail

@@ -11,6 +11,7 @@
 #include "folsom/detail/operation.hpp"
 #include "folsom/detail/request_memory.hpp"
 #include "folsom/detail/shared_buffer.hpp"
+#include "folsom/export.hpp"
 #include "folsom/meta.hpp"
 #include "folsom/results.hpp"
 #include "folsom/status.hpp"
@@ -34,7 +35,7 @@
 namespace folsom::detail {
 
 /// get / gets / gat / gats of one key: void(error_code, std::optional<Value>).
-class GetCollector {
+class FOLSOM_EXPORT GetCollector {
   public:
     void on_value(std::uint32_t, std::uint32_t, const ValueView& v) {
         if (!value_) value_ = v.to_value();
@@ -52,7 +53,7 @@ class GetCollector {
 };
 
 /// meta_get: void(error_code, MetaGetResult), from the reply the driver hands on_complete.
-class MetaGetCollector {
+class FOLSOM_EXPORT MetaGetCollector {
   public:
     void on_value(std::uint32_t, std::uint32_t, const ValueView&) {}
     void on_stat(std::uint32_t, std::string_view, std::string_view) {}
@@ -82,7 +83,7 @@ class MetaGetCollector {
 };
 
 /// Stores, delete, touch, flush on one server: void(error_code, Status).
-class StatusCollector {
+class FOLSOM_EXPORT StatusCollector {
   public:
     void on_value(std::uint32_t, std::uint32_t, const ValueView&) {}
     void on_stat(std::uint32_t, std::string_view, std::string_view) {}
@@ -99,7 +100,7 @@ class StatusCollector {
 
 /// A multi-key write: part i is key i's write. void(error_code, MultiWriteResult); the error
 /// is set only when every key failed (with the first key's error), as a multi-get's is.
-class MultiWriteCollector {
+class FOLSOM_EXPORT MultiWriteCollector {
   public:
     explicit MultiWriteCollector(std::size_t keys) { result_.results.resize(keys); }
     void on_value(std::uint32_t, std::uint32_t, const ValueView&) {}
@@ -120,7 +121,7 @@ class MultiWriteCollector {
 };
 
 /// incr / decr: void(error_code, std::optional<std::uint64_t>); empty when the key is missing.
-class CounterCollector {
+class FOLSOM_EXPORT CounterCollector {
   public:
     void on_value(std::uint32_t, std::uint32_t, const ValueView&) {}
     void on_stat(std::uint32_t, std::string_view, std::string_view) {}
@@ -138,7 +139,7 @@ class CounterCollector {
 /// The key bookkeeping of a multi-get: the caller's keys grouped into parts (one or more per
 /// server), and each reply matched back to the key it answers. Shared by the owning and the
 /// view multi-get collectors.
-class MultiGetPlan {
+class FOLSOM_EXPORT MultiGetPlan {
   public:
     static constexpr std::uint32_t no_key = 0xffffffffu;
 
@@ -281,7 +282,7 @@ class MultiGetPlan {
 /// first when the result is built. With values of one size, a call of any key count makes two
 /// allocations: the table of values and the buffer, and the buffer is recycled (request
 /// memory, no malloc once warm) when it fits 8 KiB, a hundred values of 64 bytes say.
-class MultiGetCollector : public MultiGetPlan {
+class FOLSOM_EXPORT MultiGetCollector : public MultiGetPlan {
   public:
     /// Per key, at least this much of the first block (small values of varying sizes).
     static constexpr std::size_t min_bytes_per_key = 16;

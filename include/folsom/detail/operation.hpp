@@ -7,6 +7,7 @@
 // Operation delivers its result to the user and destroys itself.
 #pragma once
 
+#include "folsom/export.hpp"
 #include "folsom/protocol/meta_decoder.hpp"
 #include "folsom/status.hpp"
 #include "folsom/value.hpp"
@@ -61,7 +62,7 @@ constexpr bool is_meta_only(OpCode c) noexcept {
 
 /// The meta flags of meta_get / meta_set / meta_delete that have no field in Request. Ttls are
 /// memcached exptimes (see to_exptime), except recache_ttl, a number of seconds.
-struct MetaArgs {
+struct FOLSOM_EXPORT MetaArgs {
     std::optional<std::uint32_t> vivify_ttl;   ///< mg N<ttl>
     std::optional<std::uint32_t> recache_ttl;  ///< mg R<ttl>
     std::optional<std::uint32_t> touch_ttl;    ///< mg T<ttl>
@@ -75,7 +76,7 @@ struct MetaArgs {
 };
 
 /// One command to encode. Views are valid only during the encode call.
-struct Request {
+struct FOLSOM_EXPORT Request {
     OpCode code = OpCode::get;
     std::string_view key;                    ///< single-key commands
     std::span<const std::string_view> keys;  ///< retrievals (one or many keys)
@@ -125,7 +126,7 @@ constexpr Status silent_outcome(OpCode c) noexcept {
 }
 
 /// How one part ended. Views are valid only during the on_complete call.
-struct Completion {
+struct FOLSOM_EXPORT Completion {
     std::error_code ec;  ///< transport, protocol or server error; when set, ignore the rest
     Status status = Status::ok;
     std::uint64_t number = 0;  ///< incr/decr result
@@ -152,7 +153,7 @@ bool drop_reference(std::atomic<T>& refs) noexcept {
            refs.fetch_sub(1, std::memory_order_acq_rel) == 1;
 }
 
-class Operation {
+class FOLSOM_EXPORT Operation {
   public:
     /// Position of a key inside its part, when the protocol does not say (ASCII replies name
     /// the key instead; binary and meta replies carry an opaque that gives the position).

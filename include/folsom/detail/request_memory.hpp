@@ -21,6 +21,8 @@
 // while the thread exits (its cache then goes to the depot and later blocks to the heap).
 #pragma once
 
+#include "folsom/export.hpp"
+
 #include <cstddef>
 #include <new>
 
@@ -33,9 +35,9 @@ inline constexpr std::size_t small_request_limit = 1024;
 inline constexpr std::size_t large_request_block = 8 * 1024;
 
 /// A block of at least `size` bytes (size > 0), aligned for any standard type.
-void* allocate_request_memory(std::size_t size);
+FOLSOM_EXPORT void* allocate_request_memory(std::size_t size);
 /// Returns a block from allocate_request_memory(size), with the same size.
-void deallocate_request_memory(void* p, std::size_t size) noexcept;
+FOLSOM_EXPORT void deallocate_request_memory(void* p, std::size_t size) noexcept;
 
 /// A standard allocator over the request memory: the default allocator of a request's
 /// operation when its handler names none (asio::associated_allocator).

@@ -13,6 +13,7 @@
 #pragma once
 
 #include "folsom/detail/request_memory.hpp"
+#include "folsom/export.hpp"
 
 #include <atomic>
 #include <cstddef>
@@ -21,7 +22,7 @@
 
 namespace folsom::detail {
 
-class SharedBuffer {
+class FOLSOM_EXPORT SharedBuffer {
   public:
     /// A block: this header, then `capacity` bytes.
     struct Block {

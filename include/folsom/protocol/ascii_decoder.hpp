@@ -32,6 +32,7 @@
 // Pure: no I/O, no threads, no Asio, no allocation.
 #pragma once
 
+#include "folsom/export.hpp"
 #include "folsom/protocol/decode_result.hpp"
 #include "folsom/protocol/limits.hpp"
 
@@ -65,7 +66,7 @@ enum class ReplyKind : std::uint8_t {
 };
 
 /// One decoded reply. Which fields are set depends on `kind` (see ReplyKind).
-struct Reply {
+struct FOLSOM_EXPORT Reply {
     ReplyKind kind = ReplyKind::end;
     std::string_view key;   ///< value: the key; stat: the stat name
     std::string_view data;  ///< value: the data block; stat: its value; version/errors: text
@@ -107,13 +108,13 @@ struct ValueHeader;  // a scanned VALUE header (decoder internals)
 /// comes back through memory, which puts a store and a load between one reply's length and
 /// the next reply's start. The state is implied, since a complete reply consumes bytes and
 /// need_more asks for some: consumed > 0 is complete, else needed > 0 is need_more, else error.
-struct Step {
+struct FOLSOM_EXPORT Step {
     std::size_t consumed = 0;
     std::size_t needed = 0;
 };
 }  // namespace detail
 
-class Decoder {
+class FOLSOM_EXPORT Decoder {
   public:
     /// A max_line_length below min_line_length is raised to it (see there).
     explicit Decoder(const Limits& limits = {}) noexcept : limits_(limits) {

@@ -11,6 +11,7 @@
 // the caller reuses the buffer).
 #pragma once
 
+#include "folsom/export.hpp"
 #include "folsom/protocol/limits.hpp"
 #include "folsom/protocol/output_buffer.hpp"
 
@@ -30,47 +31,54 @@ enum class ArithCommand : std::uint8_t { incr, decr };
 inline constexpr std::size_t default_ref_threshold = 16 * 1024;
 
 /// "get|gets <key>*\r\n" or "gat|gats <exptime> <key>*\r\n". `exptime` is used by gat/gats only.
-std::error_code encode_retrieve(OutputBuffer& out, RetrieveCommand cmd,
-                                std::span<const std::string_view> keys, std::uint32_t exptime = 0);
+FOLSOM_EXPORT std::error_code encode_retrieve(OutputBuffer& out, RetrieveCommand cmd,
+                                              std::span<const std::string_view> keys,
+                                              std::uint32_t exptime = 0);
 
 /// Appends one more key to the get/gets command that ends `out` ("get a\r\n" becomes
 /// "get a b\r\n"), so pipelined single-key gets travel, and are answered, as one multi-key
 /// command. The caller guarantees that `out` ends with a get or gets line it encoded; the key
 /// is validated first (errc::invalid_key: `out` unchanged).
-std::error_code encode_retrieve_more(OutputBuffer& out, std::string_view key);
+FOLSOM_EXPORT std::error_code encode_retrieve_more(OutputBuffer& out, std::string_view key);
 
 /// "<cmd> <key> <flags> <exptime> <bytes> [<cas>] [noreply]\r\n<data>\r\n".
 /// `cas` is written only for StoreCommand::cas.
-std::error_code encode_store(OutputBuffer& out, StoreCommand cmd, std::string_view key,
-                             std::string_view data, std::uint32_t flags, std::uint32_t exptime,
-                             std::uint64_t cas, bool noreply, const Limits& limits = {},
-                             std::size_t ref_threshold = default_ref_threshold);
+FOLSOM_EXPORT std::error_code encode_store(OutputBuffer& out, StoreCommand cmd,
+                                           std::string_view key, std::string_view data,
+                                           std::uint32_t flags, std::uint32_t exptime,
+                                           std::uint64_t cas, bool noreply,
+                                           const Limits& limits = {},
+                                           std::size_t ref_threshold = default_ref_threshold);
 
 /// "delete <key> [noreply]\r\n"
-std::error_code encode_delete(OutputBuffer& out, std::string_view key, bool noreply = false);
+FOLSOM_EXPORT std::error_code encode_delete(OutputBuffer& out, std::string_view key,
+                                            bool noreply = false);
 
 /// "incr|decr <key> <delta> [noreply]\r\n"
-std::error_code encode_arith(OutputBuffer& out, ArithCommand cmd, std::string_view key,
-                             std::uint64_t delta, bool noreply = false);
+FOLSOM_EXPORT std::error_code encode_arith(OutputBuffer& out, ArithCommand cmd,
+                                           std::string_view key, std::uint64_t delta,
+                                           bool noreply = false);
 
 /// "touch <key> <exptime> [noreply]\r\n"
-std::error_code encode_touch(OutputBuffer& out, std::string_view key, std::uint32_t exptime,
-                             bool noreply = false);
+FOLSOM_EXPORT std::error_code encode_touch(OutputBuffer& out, std::string_view key,
+                                           std::uint32_t exptime, bool noreply = false);
 
 /// "flush_all [delay] [noreply]\r\n"
-std::error_code encode_flush_all(OutputBuffer& out, std::optional<std::uint32_t> delay = {},
-                                 bool noreply = false);
+FOLSOM_EXPORT std::error_code encode_flush_all(OutputBuffer& out,
+                                               std::optional<std::uint32_t> delay = {},
+                                               bool noreply = false);
 
 /// "stats [group]\r\n". `group` (e.g. "items", "slabs", "settings") must be a valid token.
-std::error_code encode_stats(OutputBuffer& out, std::string_view group = {});
+FOLSOM_EXPORT std::error_code encode_stats(OutputBuffer& out, std::string_view group = {});
 
 /// "version\r\n"
-std::error_code encode_version(OutputBuffer& out);
+FOLSOM_EXPORT std::error_code encode_version(OutputBuffer& out);
 
 /// "verbosity <level> [noreply]\r\n"
-std::error_code encode_verbosity(OutputBuffer& out, std::uint32_t level, bool noreply = false);
+FOLSOM_EXPORT std::error_code encode_verbosity(OutputBuffer& out, std::uint32_t level,
+                                               bool noreply = false);
 
 /// "quit\r\n" (the server closes the connection; there is no reply).
-std::error_code encode_quit(OutputBuffer& out);
+FOLSOM_EXPORT std::error_code encode_quit(OutputBuffer& out);
 
 }  // namespace folsom::protocol::ascii

@@ -8,6 +8,8 @@
 // Both directions write into a buffer the caller provides: nothing here allocates.
 #pragma once
 
+#include "folsom/export.hpp"
+
 #include <cstddef>
 #include <string_view>
 
@@ -25,12 +27,12 @@ constexpr std::size_t base64_max_decoded_size(std::size_t n) noexcept {
 
 /// Writes the padded encoding of `in` to `out` (room for base64_encoded_size(in.size()) bytes).
 /// Returns the number of bytes written.
-std::size_t base64_encode(std::string_view in, char* out) noexcept;
+FOLSOM_EXPORT std::size_t base64_encode(std::string_view in, char* out) noexcept;
 
 /// Decodes padded base64 `in` into `out` (room for base64_max_decoded_size(in.size()) bytes).
 /// Returns false, with `out_size` unspecified, when `in` is not canonical padded base64: a
 /// length that is not a multiple of 4, a character outside the alphabet, '=' anywhere but at
 /// the end, or non-zero bits under the padding.
-bool base64_decode(std::string_view in, char* out, std::size_t& out_size) noexcept;
+FOLSOM_EXPORT bool base64_decode(std::string_view in, char* out, std::size_t& out_size) noexcept;
 
 }  // namespace folsom::protocol

@@ -43,6 +43,7 @@
 // Pure: no I/O, no threads, no Asio, no allocation.
 #pragma once
 
+#include "folsom/export.hpp"
 #include "folsom/protocol/binary_protocol.hpp"
 #include "folsom/protocol/decode_result.hpp"
 #include "folsom/protocol/limits.hpp"
@@ -55,7 +56,7 @@
 namespace folsom::protocol::binary {
 
 /// One decoded response packet.
-struct Response {
+struct FOLSOM_EXPORT Response {
     Opcode opcode = Opcode::noop;
     ResponseStatus status = ResponseStatus::no_error;
     std::uint32_t opaque = 0;  ///< echoed from the request
@@ -75,7 +76,7 @@ using ParseState = protocol::ParseState;
 using ParseResult = protocol::ParseResult;
 using DecodeError = protocol::DecodeError;
 
-class Decoder {
+class FOLSOM_EXPORT Decoder {
   public:
     explicit Decoder(const Limits& limits = {}) noexcept : limits_(limits) {}
 

@@ -19,6 +19,7 @@
 // copied (see OutputBuffer's lifetime rule).
 #pragma once
 
+#include "folsom/export.hpp"
 #include "folsom/protocol/binary_protocol.hpp"
 #include "folsom/protocol/limits.hpp"
 #include "folsom/protocol/output_buffer.hpp"
@@ -43,85 +44,94 @@ inline constexpr std::size_t default_ref_threshold = 16 * 1024;
 inline constexpr std::uint32_t no_auto_create = 0xffffffff;
 
 /// {} when `key` may be sent as a binary protocol key: 1 to 250 bytes, any byte values.
-std::error_code validate_binary_key(std::string_view key) noexcept;
+FOLSOM_EXPORT std::error_code validate_binary_key(std::string_view key) noexcept;
 
 /// get/getq/getk/getkq: no extras, key, no value. The k variants echo the key in the reply;
 /// the q variants send no reply on a miss.
-std::error_code encode_get(OutputBuffer& out, GetCommand cmd, std::string_view key,
-                           std::uint32_t opaque = 0);
+FOLSOM_EXPORT std::error_code encode_get(OutputBuffer& out, GetCommand cmd, std::string_view key,
+                                         std::uint32_t opaque = 0);
 
 /// gat/gatq/gatk/gatkq (get and touch): extras = 4-byte exptime, key.
-std::error_code encode_gat(OutputBuffer& out, GatCommand cmd, std::string_view key,
-                           std::uint32_t exptime, std::uint32_t opaque = 0);
+FOLSOM_EXPORT std::error_code encode_gat(OutputBuffer& out, GatCommand cmd, std::string_view key,
+                                         std::uint32_t exptime, std::uint32_t opaque = 0);
 
 /// set/add/replace (setq/addq/replaceq when `quiet`): extras = flags, exptime; key; value.
-std::error_code encode_store(OutputBuffer& out, StoreCommand cmd, std::string_view key,
-                             std::string_view data, std::uint32_t flags, std::uint32_t exptime,
-                             std::uint64_t cas = 0, bool quiet = false, std::uint32_t opaque = 0,
-                             const Limits& limits = {},
-                             std::size_t ref_threshold = default_ref_threshold);
+FOLSOM_EXPORT std::error_code encode_store(OutputBuffer& out, StoreCommand cmd,
+                                           std::string_view key, std::string_view data,
+                                           std::uint32_t flags, std::uint32_t exptime,
+                                           std::uint64_t cas = 0, bool quiet = false,
+                                           std::uint32_t opaque = 0, const Limits& limits = {},
+                                           std::size_t ref_threshold = default_ref_threshold);
 
 /// append/prepend (appendq/prependq when `quiet`): no extras (the item keeps its flags and
 /// exptime); key; value.
-std::error_code encode_concat(OutputBuffer& out, ConcatCommand cmd, std::string_view key,
-                              std::string_view data, std::uint64_t cas = 0, bool quiet = false,
-                              std::uint32_t opaque = 0, const Limits& limits = {},
-                              std::size_t ref_threshold = default_ref_threshold);
+FOLSOM_EXPORT std::error_code encode_concat(OutputBuffer& out, ConcatCommand cmd,
+                                            std::string_view key, std::string_view data,
+                                            std::uint64_t cas = 0, bool quiet = false,
+                                            std::uint32_t opaque = 0, const Limits& limits = {},
+                                            std::size_t ref_threshold = default_ref_threshold);
 
 /// delete (deleteq when `quiet`): key only.
-std::error_code encode_delete(OutputBuffer& out, std::string_view key, std::uint64_t cas = 0,
-                              bool quiet = false, std::uint32_t opaque = 0);
+FOLSOM_EXPORT std::error_code encode_delete(OutputBuffer& out, std::string_view key,
+                                            std::uint64_t cas = 0, bool quiet = false,
+                                            std::uint32_t opaque = 0);
 
 /// increment/decrement (the q variants when `quiet`): extras = 8-byte delta, 8-byte initial
 /// value, 4-byte exptime; key. A missing counter is created with `initial` unless `exptime`
 /// is no_auto_create.
-std::error_code encode_arith(OutputBuffer& out, ArithCommand cmd, std::string_view key,
-                             std::uint64_t delta, std::uint64_t initial, std::uint32_t exptime,
-                             std::uint64_t cas = 0, bool quiet = false, std::uint32_t opaque = 0);
+FOLSOM_EXPORT std::error_code encode_arith(OutputBuffer& out, ArithCommand cmd,
+                                           std::string_view key, std::uint64_t delta,
+                                           std::uint64_t initial, std::uint32_t exptime,
+                                           std::uint64_t cas = 0, bool quiet = false,
+                                           std::uint32_t opaque = 0);
 
 /// touch: extras = 4-byte exptime; key.
-std::error_code encode_touch(OutputBuffer& out, std::string_view key, std::uint32_t exptime,
-                             std::uint32_t opaque = 0);
+FOLSOM_EXPORT std::error_code encode_touch(OutputBuffer& out, std::string_view key,
+                                           std::uint32_t exptime, std::uint32_t opaque = 0);
 
 /// noop: header only. Its reply closes a pipeline of quiet commands.
-std::error_code encode_noop(OutputBuffer& out, std::uint32_t opaque = 0);
+FOLSOM_EXPORT std::error_code encode_noop(OutputBuffer& out, std::uint32_t opaque = 0);
 
 /// flush (flushq when `quiet`): extras = 4-byte delay when given, else none.
-std::error_code encode_flush(OutputBuffer& out, std::optional<std::uint32_t> delay = {},
-                             bool quiet = false, std::uint32_t opaque = 0);
+FOLSOM_EXPORT std::error_code encode_flush(OutputBuffer& out,
+                                           std::optional<std::uint32_t> delay = {},
+                                           bool quiet = false, std::uint32_t opaque = 0);
 
 /// version: header only; the reply's value is the version text.
-std::error_code encode_version(OutputBuffer& out, std::uint32_t opaque = 0);
+FOLSOM_EXPORT std::error_code encode_version(OutputBuffer& out, std::uint32_t opaque = 0);
 
 /// stat: the optional `group` ("items", "slabs", "settings", ...) travels as the key. The
 /// server answers with one reply per statistic and an empty-key reply at the end.
-std::error_code encode_stat(OutputBuffer& out, std::string_view group = {},
-                            std::uint32_t opaque = 0);
+FOLSOM_EXPORT std::error_code encode_stat(OutputBuffer& out, std::string_view group = {},
+                                          std::uint32_t opaque = 0);
 
 /// verbosity: extras = 4-byte level.
-std::error_code encode_verbosity(OutputBuffer& out, std::uint32_t level, std::uint32_t opaque = 0);
+FOLSOM_EXPORT std::error_code encode_verbosity(OutputBuffer& out, std::uint32_t level,
+                                               std::uint32_t opaque = 0);
 
 /// quit (quitq when `quiet`: the server closes the connection without replying).
-std::error_code encode_quit(OutputBuffer& out, bool quiet = false, std::uint32_t opaque = 0);
+FOLSOM_EXPORT std::error_code encode_quit(OutputBuffer& out, bool quiet = false,
+                                          std::uint32_t opaque = 0);
 
 /// sasl_list_mechs: header only; the reply's value lists the mechanisms, space separated.
-std::error_code encode_sasl_list_mechs(OutputBuffer& out, std::uint32_t opaque = 0);
+FOLSOM_EXPORT std::error_code encode_sasl_list_mechs(OutputBuffer& out, std::uint32_t opaque = 0);
 
 /// sasl_auth: the mechanism name as the key, the mechanism's first message as the value.
-std::error_code encode_sasl_auth(OutputBuffer& out, std::string_view mechanism,
-                                 std::string_view data, std::uint32_t opaque = 0,
-                                 const Limits& limits = {});
+FOLSOM_EXPORT std::error_code encode_sasl_auth(OutputBuffer& out, std::string_view mechanism,
+                                               std::string_view data, std::uint32_t opaque = 0,
+                                               const Limits& limits = {});
 
 /// sasl_auth with mechanism "PLAIN" and value "\0<user>\0<password>" (RFC 4616, empty
 /// authorization identity). A NUL in `user` or `password` would shift the fields, so it is
 /// refused with errc::invalid_argument.
-std::error_code encode_sasl_auth_plain(OutputBuffer& out, std::string_view user,
-                                       std::string_view password, std::uint32_t opaque = 0,
-                                       const Limits& limits = {});
+FOLSOM_EXPORT std::error_code encode_sasl_auth_plain(OutputBuffer& out, std::string_view user,
+                                                     std::string_view password,
+                                                     std::uint32_t opaque = 0,
+                                                     const Limits& limits = {});
 
 /// sasl_step: the mechanism name as the key, the answer to the server's challenge as the value.
-std::error_code encode_sasl_step(OutputBuffer& out, std::string_view mechanism,
-                                 std::string_view data, std::uint32_t opaque = 0,
-                                 const Limits& limits = {});
+FOLSOM_EXPORT std::error_code encode_sasl_step(OutputBuffer& out, std::string_view mechanism,
+                                               std::string_view data, std::uint32_t opaque = 0,
+                                               const Limits& limits = {});
 
 }  // namespace folsom::protocol::binary

@@ -5,6 +5,8 @@
 // Pure: no I/O, no allocation (only DecodeError::message() allocates, for logs).
 #pragma once
 
+#include "folsom/export.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -13,7 +15,7 @@ namespace folsom::protocol {
 
 enum class ParseState : std::uint8_t { complete, need_more, error };
 
-struct ParseResult {
+struct FOLSOM_EXPORT ParseResult {
     ParseState state;
     /// complete: bytes of input the reply occupied, at least one (remove them before the next
     /// call). need_more / error: 0.
@@ -25,7 +27,7 @@ struct ParseResult {
 };
 
 /// Why a decoder stopped. Fixed size, so describing an error allocates nothing.
-struct DecodeError {
+struct FOLSOM_EXPORT DecodeError {
     const char* reason = "";  ///< static text, e.g. "value size over limit"
     std::size_t offset = 0;   ///< offset of the offending bytes in the input of that parse()
     /// The offending bytes, escaped and cut to fit: the text decoders spell out what is not

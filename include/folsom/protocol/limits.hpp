@@ -2,6 +2,8 @@
 // the client allocate or send without bound.
 #pragma once
 
+#include "folsom/export.hpp"
+
 #include <cstddef>
 
 namespace folsom::protocol {
@@ -16,7 +18,7 @@ inline constexpr std::size_t max_key_length = 250;
 /// and the line stays far below its input buffer's limits.
 inline constexpr std::size_t max_retrieval_key_bytes = 16 * 1024;
 
-struct Limits {
+struct FOLSOM_EXPORT Limits {
     /// Largest value accepted on the way out (encoders) and on the way in (decoders).
     /// memcached's default item size limit is 1 MiB.
     std::size_t max_value_size = 1024 * 1024;

@@ -34,6 +34,7 @@
 // Pure: no I/O, no threads, no Asio, no allocation.
 #pragma once
 
+#include "folsom/export.hpp"
 #include "folsom/protocol/decode_result.hpp"
 #include "folsom/protocol/limits.hpp"
 
@@ -62,7 +63,7 @@ enum class ReplyKind : std::uint8_t {
 };
 
 /// One decoded reply. Return flags are present only when the server sent them.
-struct Reply {
+struct FOLSOM_EXPORT Reply {
     ReplyKind kind = ReplyKind::noop;
     std::string_view data;    ///< value: the data block; debug: its pairs; errors: the text
     std::string_view key;     ///< k flag, or the ME key (base64 when key_base64)
@@ -87,7 +88,7 @@ using ParseState = protocol::ParseState;
 using ParseResult = protocol::ParseResult;
 using DecodeError = protocol::DecodeError;
 
-class Decoder {
+class FOLSOM_EXPORT Decoder {
   public:
     explicit Decoder(const Limits& limits = {}) noexcept : limits_(limits) {}
 

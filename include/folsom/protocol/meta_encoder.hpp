@@ -24,6 +24,7 @@
 // Pure: no I/O, no threads, no Asio. Allocation only as `out` grows.
 #pragma once
 
+#include "folsom/export.hpp"
 #include "folsom/protocol/limits.hpp"
 #include "folsom/protocol/output_buffer.hpp"
 
@@ -45,7 +46,7 @@ inline constexpr std::size_t max_base64_key_length = 186;
 inline constexpr std::size_t max_opaque_length = 32;
 
 /// mg flags. Written in this order: b v k c f t s h l u q O T N R E.
-struct GetFlags {
+struct FOLSOM_EXPORT GetFlags {
     bool base64_key = false;    ///< b: `key` is binary; sent base64-encoded
     bool value = false;         ///< v: return the value (VA reply) instead of HD
     bool key = false;           ///< k: return the key
@@ -70,7 +71,7 @@ struct GetFlags {
 enum class SetMode : std::uint8_t { set, add, replace, append, prepend };
 
 /// ms flags. Written in this order: b M F T C E I k c q O.
-struct SetFlags {
+struct FOLSOM_EXPORT SetFlags {
     bool base64_key = false;                   ///< b
     SetMode mode = SetMode::set;               ///< M<E|R|A|P> (add/replace/append/prepend)
     std::uint32_t client_flags = 0;            ///< F<flags>; written only when not 0 (the default)
@@ -85,7 +86,7 @@ struct SetFlags {
 };
 
 /// md flags. Written in this order: b C E I T k q O.
-struct DeleteFlags {
+struct FOLSOM_EXPORT DeleteFlags {
     bool base64_key = false;                   ///< b
     std::optional<std::uint64_t> compare_cas;  ///< C<cas>: delete only if the cas matches
     std::optional<std::uint64_t> new_cas;      ///< E<cas>: newer servers only (see GetFlags)
@@ -100,7 +101,7 @@ struct DeleteFlags {
 enum class ArithMode : std::uint8_t { increment, decrement };
 
 /// ma flags. Written in this order: b M D N J T C E t c v k q O.
-struct ArithFlags {
+struct FOLSOM_EXPORT ArithFlags {
     bool base64_key = false;                   ///< b
     ArithMode mode = ArithMode::increment;     ///< MD for decrement (decrement stops at 0)
     std::optional<std::uint64_t> delta;        ///< D<delta>; the server's default is 1
@@ -118,26 +119,30 @@ struct ArithFlags {
 };
 
 /// "mg <key> <flags>*\r\n"
-std::error_code encode_get(OutputBuffer& out, std::string_view key, const GetFlags& flags = {});
+FOLSOM_EXPORT std::error_code encode_get(OutputBuffer& out, std::string_view key,
+                                         const GetFlags& flags = {});
 
 /// "ms <key> <datalen> <flags>*\r\n<data>\r\n"; a value of at least `ref_threshold` bytes is
 /// referenced, not copied (see OutputBuffer::append_value for the lifetime rule).
-std::error_code encode_set(OutputBuffer& out, std::string_view key, std::string_view data,
-                           const SetFlags& flags = {}, const Limits& limits = {},
-                           std::size_t ref_threshold = default_ref_threshold);
+FOLSOM_EXPORT std::error_code encode_set(OutputBuffer& out, std::string_view key,
+                                         std::string_view data, const SetFlags& flags = {},
+                                         const Limits& limits = {},
+                                         std::size_t ref_threshold = default_ref_threshold);
 
 /// "md <key> <flags>*\r\n"
-std::error_code encode_delete(OutputBuffer& out, std::string_view key,
-                              const DeleteFlags& flags = {});
+FOLSOM_EXPORT std::error_code encode_delete(OutputBuffer& out, std::string_view key,
+                                            const DeleteFlags& flags = {});
 
 /// "ma <key> <flags>*\r\n"
-std::error_code encode_arith(OutputBuffer& out, std::string_view key, const ArithFlags& flags = {});
+FOLSOM_EXPORT std::error_code encode_arith(OutputBuffer& out, std::string_view key,
+                                           const ArithFlags& flags = {});
 
 /// "mn\r\n": answered with "MN\r\n" once every earlier command on the connection is answered,
 /// which is how a pipeline of quiet commands learns it is complete.
-std::error_code encode_noop(OutputBuffer& out);
+FOLSOM_EXPORT std::error_code encode_noop(OutputBuffer& out);
 
 /// "me <key>[ b]\r\n": the item's metadata as "ME <key> <name>=<value>*", or EN on a miss.
-std::error_code encode_debug(OutputBuffer& out, std::string_view key, bool base64_key = false);
+FOLSOM_EXPORT std::error_code encode_debug(OutputBuffer& out, std::string_view key,
+                                           bool base64_key = false);
 
 }  // namespace folsom::protocol::meta

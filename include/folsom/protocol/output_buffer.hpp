@@ -12,6 +12,8 @@
 // Not thread-safe; the owner serialises access.
 #pragma once
 
+#include "folsom/export.hpp"
+
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
@@ -23,7 +25,7 @@
 
 namespace folsom::protocol {
 
-class OutputBuffer {
+class FOLSOM_EXPORT OutputBuffer {
   public:
     /// One contiguous run of bytes to write.
     struct Segment {

@@ -1,10 +1,15 @@
 // DNS SRV discovery with c-ares, driven by Asio: c-ares tells us which sockets it wants to
 // read or write (its socket-state callback) and how long until its next timeout; the query
 // waits for those on its strand and hands every readiness back to ares_process_fd. No thread,
-// no blocking call.
+// no blocking call. A libfolsom built without c-ares (FOLSOM_WITH_C_ARES=OFF) keeps
+// make_dns_srv_discovery, which then throws errc::built_without_c_ares.
 #include "folsom/cluster/discovery.hpp"
+#include "folsom/config.hpp"
 #include "folsom/error.hpp"
 
+#include <system_error>
+
+#if FOLSOM_HAVE_C_ARES
 #include <ares.h>
 #include <asio/bind_executor.hpp>
 #include <asio/posix/stream_descriptor.hpp>
@@ -18,8 +23,11 @@
 #include <memory>
 #include <mutex>
 #include <stdexcept>
+#endif
 
 namespace folsom::cluster {
+
+#if FOLSOM_HAVE_C_ARES
 namespace {
 
 void init_library() {
@@ -246,5 +254,13 @@ class DnsSrvDiscovery final : public Discovery {
 std::shared_ptr<Discovery> make_dns_srv_discovery(std::string name, DnsSrvOptions options) {
     return std::make_shared<DnsSrvDiscovery>(std::move(name), std::move(options));
 }
+
+#else
+
+std::shared_ptr<Discovery> make_dns_srv_discovery(std::string, DnsSrvOptions) {
+    throw std::system_error(make_error_code(errc::built_without_c_ares));
+}
+
+#endif
 
 }  // namespace folsom::cluster

@@ -7,6 +7,7 @@
 // The rules of a single node live in check_route_node(), used by both: the JSON reader calls
 // it as each node is made, where the node's JSON path is known (a named handle is reported
 // where it is defined, not at each place it is copied to).
+#include "folsom/config.hpp"
 #include "folsom/options.hpp"
 #include "folsom/routes.hpp"
 #include "folsom/server_address.hpp"
@@ -18,7 +19,9 @@
 #include <limits>
 #include <map>
 #include <memory>
+#if FOLSOM_HAVE_NLOHMANN_JSON
 #include <nlohmann/json.hpp>
+#endif
 #include <set>
 #include <string>
 #include <utility>
@@ -26,9 +29,11 @@
 namespace folsom {
 namespace {
 
+#if FOLSOM_HAVE_NLOHMANN_JSON
 // ordered_json keeps an object's keys in the order they are written: the policies of a
 // selector become its children in that order, and pools keep the order of the file.
 using Json = nlohmann::ordered_json;
+#endif
 
 // Trees deeper than this are refused: the reader, validate() and the runtime recurse over
 // the tree, and no sensible configuration comes near it.
@@ -126,11 +131,13 @@ const TypeInfo* find_type(RouteType t) {
     return nullptr;
 }
 
+#if FOLSOM_HAVE_NLOHMANN_JSON  // the JSON reader's lookups
 const TypeInfo* find_type(std::string_view name) {
     for (const auto& info : route_types)
         if (info.name == name) return &info;
     return nullptr;
 }
+#endif
 
 template <typename Range>
 std::string join(const Range& items) {
@@ -142,12 +149,14 @@ std::string join(const Range& items) {
     return out;
 }
 
+#if FOLSOM_HAVE_NLOHMANN_JSON
 std::string type_names() {
     std::vector<std::string_view> names;
     for (const auto& info : route_types)
         names.push_back(info.name);
     return join(names);
 }
+#endif
 
 bool is_operation(std::string_view op) {
     return std::find(operation_names.begin(), operation_names.end(), op) != operation_names.end();
@@ -254,6 +263,8 @@ void check_hash_route(const RouteSpec& r, const std::string& path) {
     if (std::find(hash_funcs.begin(), hash_funcs.end(), r.hash_func) == hash_funcs.end())
         fail(member(path, "hash_func"), "unsupported hash_func " + in_quotes(r.hash_func) +
                                             " (supported: " + join(hash_funcs) + ")");
+    if (!FOLSOM_HAVE_ZLIB && r.hash_func == "Crc32")
+        throw RouteConfigError(member(path, "hash_func"), errc::built_without_zlib);
     const auto weights = member(path, "weights");
     if (r.hash_func != "WeightedCh3") {
         if (!r.weights.empty()) fail(weights, "only hash_func WeightedCh3 takes weights");
@@ -411,6 +422,7 @@ void validate_route(const RouteSpec& r, const std::string& path, const PoolsByNa
 }
 
 // ---- JSON ----------------------------------------------------------------------------------
+#if FOLSOM_HAVE_NLOHMANN_JSON
 
 std::string got(const Json& j) {
     return "got " + (j.is_number() ? j.dump() : std::string(j.type_name()));
@@ -893,6 +905,7 @@ void JsonReader::count(std::size_t added, const std::string& path) {
         fail(path, "the route tree has more than " + std::to_string(max_routes) +
                        " routes (a named handle is copied wherever it is used)");
 }
+#endif  // FOLSOM_HAVE_NLOHMANN_JSON
 
 }  // namespace
 
@@ -902,6 +915,10 @@ std::string_view route_type_name(RouteType t) noexcept {
 }
 
 RouteConfig RouteConfig::parse(std::string_view json) {
+#if !FOLSOM_HAVE_NLOHMANN_JSON
+    (void)json;
+    throw RouteConfigError("", errc::built_without_nlohmann_json);
+#else
     Json doc;
     try {
         doc = Json::parse(json.begin(), json.end(), nullptr, /*allow_exceptions=*/true,
@@ -910,9 +927,11 @@ RouteConfig RouteConfig::parse(std::string_view json) {
         fail("", std::string("not JSON: ") + e.what());
     }
     return JsonReader{}.read(doc);
+#endif
 }
 
 RouteConfig RouteConfig::load(const std::string& path) {
+    if (!FOLSOM_HAVE_NLOHMANN_JSON) throw RouteConfigError("", errc::built_without_nlohmann_json);
     const auto cannot_read = [&](int err) {
         fail("", "cannot read " + path + ": " + std::generic_category().message(err));
     };

@@ -1,12 +1,16 @@
 #include "routing/routes/selector_routes.hpp"
 
+#include "folsom/config.hpp"
+
 #include "cluster/hash/furc_hash.hpp"
 #include "cluster/hash/md5.hpp"
 #include "cluster/hash/weighted_ch3.hpp"
 
 #include <algorithm>
 #include <cstring>
+#if FOLSOM_HAVE_ZLIB
 #include <zlib.h>
+#endif
 
 namespace folsom::routing {
 
@@ -94,10 +98,16 @@ std::size_t hash_route_child(HashFunction f, std::string_view key, std::string_v
         case HashFunction::weighted_ch3:
             return cluster::weighted_ch3(hashable, weights.first(std::min(n, weights.size())));
         case HashFunction::crc32: {
+#if FOLSOM_HAVE_ZLIB
             const uLong c = crc32(0L, reinterpret_cast<const Bytef*>(hashable.data()),
                                   static_cast<uInt>(hashable.size()));
             // mcrouter's Crc32HashFunc drops the top bit before the modulo.
             return (static_cast<std::uint32_t>(c) & 0x7fffffffu) % n;
+#else
+            // Not reached: RouteConfig::validate refuses Crc32 (errc::built_without_zlib)
+            // before a tree is built; md5 keeps placement defined all the same.
+            return cluster::md5_word(cluster::md5(hashable), 0) % n;
+#endif
         }
         case HashFunction::md5:
             return cluster::md5_word(cluster::md5(hashable), 0) % n;

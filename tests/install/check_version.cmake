@@ -1,0 +1,23 @@
+# The version of the top CMakeLists.txt (VERSION, passed in) is the one debian/changelog's
+# newest entry and CHANGELOG.md's newest section carry (python/setup.py reads it from
+# CMakeLists.txt itself). Bump them together.
+file(STRINGS ${SOURCE_DIR}/debian/changelog first LIMIT_COUNT 1)
+if(NOT first MATCHES "^folsom \\(([0-9.]+)(-[^)]*)?\\) ")
+  message(FATAL_ERROR "debian/changelog: cannot read the version of: ${first}")
+endif()
+if(NOT CMAKE_MATCH_1 STREQUAL VERSION)
+  message(FATAL_ERROR "debian/changelog says ${CMAKE_MATCH_1}, CMakeLists.txt says ${VERSION}")
+endif()
+file(STRINGS ${SOURCE_DIR}/CHANGELOG.md sections REGEX "^## ")
+list(GET sections 0 newest)
+if(NOT newest MATCHES "^## ([0-9.]+)")
+  message(FATAL_ERROR "CHANGELOG.md: the newest section is not a version: ${newest}")
+endif()
+if(NOT CMAKE_MATCH_1 STREQUAL VERSION)
+  message(FATAL_ERROR "CHANGELOG.md's newest section is ${CMAKE_MATCH_1}, CMakeLists.txt says ${VERSION}")
+endif()
+file(STRINGS ${SOURCE_DIR}/python/setup.py reads REGEX "project\\\\\\(folsom VERSION")
+if(NOT reads)
+  message(FATAL_ERROR "python/setup.py no longer reads the version from CMakeLists.txt")
+endif()
+message(STATUS "version ${VERSION}: CMakeLists.txt, debian/changelog, CHANGELOG.md agree")
