@@ -4,10 +4,10 @@
 // With Options::routes, every pool is such a stack, under the route tree's RouteCore.
 #include "folsom/error.hpp"
 
-#include "client/discovering_core.hpp"
-#include "client/key_prefix_core.hpp"
-#include "client/pool_core.hpp"
-#include "client/server_core.hpp"
+#include "cluster/discovering_core.hpp"
+#include "cluster/key_prefix_core.hpp"
+#include "cluster/pool_core.hpp"
+#include "cluster/server_core.hpp"
 #include "cluster/retrying_core.hpp"
 #include "net/connection.hpp"
 #include "routing/route_core.hpp"

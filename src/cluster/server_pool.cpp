@@ -2,7 +2,7 @@
 
 #include "folsom/metrics.hpp"
 
-#include "client/protocol_driver.hpp"
+#include "wire/protocol_driver.hpp"
 
 namespace folsom::cluster {
 namespace {

@@ -27,8 +27,8 @@
 #include "folsom/protocol/output_buffer.hpp"
 #include "folsom/server_address.hpp"
 
-#include "client/protocol_driver.hpp"
-#include "net/command_queue.hpp"
+#include "wire/protocol_driver.hpp"
+#include "wire/command_queue.hpp"
 #include "net/read_buffer.hpp"
 
 #include <asio/generic/stream_protocol.hpp>

@@ -3,7 +3,7 @@
 #include "folsom/detail/request_memory.hpp"
 #include "folsom/error.hpp"
 
-#include "client/pool_core.hpp"
+#include "cluster/pool_core.hpp"
 #include "net/connection.hpp"
 
 #include <atomic>

@@ -8,8 +8,8 @@
 
 #include "folsom/detail/operation.hpp"
 
-#include "client/protocol_driver.hpp"
-#include "net/command_queue.hpp"
+#include "wire/protocol_driver.hpp"
+#include "wire/command_queue.hpp"
 
 #include <gtest/gtest.h>
 

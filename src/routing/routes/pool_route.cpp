@@ -2,7 +2,7 @@
 
 #include "folsom/detail/request_memory.hpp"
 
-#include "cluster/murmur3.hpp"
+#include "cluster/hash/murmur3.hpp"
 #include "routing/route_tree.hpp"
 
 #include <atomic>

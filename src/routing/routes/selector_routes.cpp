@@ -1,8 +1,8 @@
 #include "routing/routes/selector_routes.hpp"
 
-#include "cluster/furc_hash.hpp"
-#include "cluster/md5.hpp"
-#include "cluster/weighted_ch3.hpp"
+#include "cluster/hash/furc_hash.hpp"
+#include "cluster/hash/md5.hpp"
+#include "cluster/hash/weighted_ch3.hpp"
 
 #include <algorithm>
 #include <cstring>

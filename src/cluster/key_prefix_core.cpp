@@ -1,0 +1,171 @@
+#include "cluster/key_prefix_core.hpp"
+
+#include "folsom/detail/request_memory.hpp"
+#include "folsom/error.hpp"
+#include "folsom/protocol/key.hpp"
+#include "folsom/protocol/limits.hpp"
+
+#include <atomic>
+#include <cstring>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+namespace folsom::detail {
+namespace {
+
+using protocol::max_key_length;
+
+/// True when `key`, once prefixed, is still a key memcached accepts by length. An empty key
+/// is refused although the prefix alone would be a valid key: the caller named no item.
+bool fits(std::size_t prefix, std::string_view key) noexcept {
+    return !key.empty() && key.size() <= max_key_length - prefix;
+}
+
+bool is_keyed(OpCode c) noexcept {
+    return c != OpCode::flush_all && c != OpCode::stats && c != OpCode::version &&
+           c != OpCode::verbosity && c != OpCode::noop;
+}
+
+/// One retrieval part with prefixed keys. Owns the keys for as long as the part is in flight
+/// (the connection encodes them at once, but a retry may send them again) and hands every
+/// value to the real operation under the caller's key.
+class PrefixShim final : public Operation {
+  public:
+    static PrefixShim* create(Operation& op, std::uint32_t part, std::string_view prefix,
+                              const Request& request) {
+        allocator alloc;
+        PrefixShim* p = alloc.allocate(1);
+        return ::new (static_cast<void*>(p)) PrefixShim(op, part, prefix, request);
+    }
+
+    const Request& request() const noexcept { return request_; }
+
+    void on_value(std::uint32_t, std::uint32_t position, const ValueView& v) override {
+        ValueView unprefixed = v;
+        if (unprefixed.key.starts_with(prefix_)) unprefixed.key.remove_prefix(prefix_.size());
+        op_.on_value(part_, position, unprefixed);
+    }
+    void on_stat(std::uint32_t, std::string_view name, std::string_view value) override {
+        op_.on_stat(part_, name, value);
+    }
+    void on_complete(std::uint32_t, const Completion& c) override {
+        op_.on_complete(part_, c);
+        drop();
+    }
+    // Retrievals carry no value, so nothing pins them; forwarded for completeness.
+    void pin() noexcept override {
+        refs_.fetch_add(1, std::memory_order_relaxed);
+        op_.pin();
+    }
+    void unpin() override {
+        op_.unpin();
+        drop();
+    }
+
+  private:
+    using allocator = detail::RequestAllocator<PrefixShim>;
+
+    PrefixShim(Operation& op, std::uint32_t part, std::string_view prefix, const Request& request)
+        : op_(op), part_(part), prefix_(prefix), request_(request) {
+        std::size_t bytes = 0;
+        for (auto k : request.keys)
+            bytes += prefix.size() + k.size();
+        char* out =
+            bytes <= sizeof inline_ ? inline_ : (heap_ = std::make_unique<char[]>(bytes)).get();
+        auto prefixed = [&](std::string_view key) {
+            std::memcpy(out, prefix.data(), prefix.size());
+            std::memcpy(out + prefix.size(), key.data(), key.size());
+            std::string_view v(out, prefix.size() + key.size());
+            out += v.size();
+            return v;
+        };
+        if (request.keys.size() == 1) {
+            single_ = prefixed(request.keys.front());
+            request_.keys = {&single_, 1};
+        } else {
+            many_.reserve(request.keys.size());
+            for (auto k : request.keys)
+                many_.push_back(prefixed(k));
+            request_.keys = many_;
+        }
+        request_.key = request_.keys.empty() ? std::string_view{} : request_.keys.front();
+    }
+
+    void drop() {
+        if (!drop_reference(refs_)) return;
+        allocator alloc;
+        this->~PrefixShim();
+        alloc.deallocate(this, 1);
+    }
+
+    Operation& op_;
+    const std::uint32_t part_;
+    const std::string_view prefix_;  // the core's, which outlives every request
+    Request request_;
+    std::atomic<int> refs_{1};  // the completion, plus one per pin
+    std::string_view single_;
+    std::vector<std::string_view> many_;
+    std::unique_ptr<char[]> heap_;
+    char inline_[max_key_length];
+};
+
+}  // namespace
+
+std::error_code validate_key_prefix(std::string_view prefix) noexcept {
+    if (prefix.size() >= max_key_length) return errc::invalid_argument;
+    for (char c : prefix) {
+        const auto u = static_cast<unsigned char>(c);
+        if (u <= 0x20 || u == 0x7f) return errc::invalid_argument;
+    }
+    return {};
+}
+
+KeyPrefixCore::KeyPrefixCore(std::shared_ptr<ClientCore> inner, std::string prefix,
+                             bool hash_with_prefix, std::size_t max_outstanding)
+    : ClientCore(max_outstanding),
+      inner_(std::move(inner)),
+      prefix_(std::move(prefix)),
+      hash_with_prefix_(hash_with_prefix) {}
+
+std::size_t KeyPrefixCore::server_for(std::string_view key) const noexcept {
+    // A key too long to prefix is refused by submit(); any server will do for it.
+    if (!hash_with_prefix_ || !fits(prefix_.size(), key)) return inner_->server_for(key);
+    char buf[max_key_length];
+    std::memcpy(buf, prefix_.data(), prefix_.size());
+    std::memcpy(buf + prefix_.size(), key.data(), key.size());
+    return inner_->server_for(std::string_view(buf, prefix_.size() + key.size()));
+}
+
+void KeyPrefixCore::submit(std::size_t server, Operation& op, std::uint32_t part,
+                           const Request& request) {
+    if (!is_keyed(request.code)) {
+        inner_->submit(server, op, part, request);
+        return;
+    }
+    if (is_retrieval(request.code)) {
+        for (auto k : request.keys) {
+            if (!fits(prefix_.size(), k)) {
+                op.on_complete(part, failure(make_error_code(errc::invalid_key)));
+                return;
+            }
+        }
+        PrefixShim* shim = PrefixShim::create(op, part, prefix_, request);
+        inner_->submit(server, *shim, part, shim->request());
+        return;
+    }
+    if (!fits(prefix_.size(), request.key)) {
+        op.on_complete(part, failure(make_error_code(errc::invalid_key)));
+        return;
+    }
+    // The encoder copies the key before submit() returns: a stack buffer is enough.
+    char buf[max_key_length];
+    std::memcpy(buf, prefix_.data(), prefix_.size());
+    std::memcpy(buf + prefix_.size(), request.key.data(), request.key.size());
+    Request prefixed = request;
+    prefixed.key = std::string_view(buf, prefix_.size() + request.key.size());
+    prefixed.keys_are_stable = false;
+    inner_->submit(server, op, part, prefixed);
+}
+
+}  // namespace folsom::detail
