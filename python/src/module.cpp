@@ -176,6 +176,7 @@ PYBIND11_MODULE(_native, m) {
         .def("close", &NativeClient::close)
         .def_property_readonly("closed", &NativeClient::closed)
         .def("outstanding", [](NativeClient& c) { return c.client().outstanding(); })
+        .def("max_value_size", [](NativeClient& c) { return c.options().max_value_size; })
         .def("noreply_failures", &NativeClient::noreply_failures)
         .def("server_for",
              [](NativeClient& c, py::handle key) {

@@ -48,6 +48,8 @@ class NativeClient {
   public:
     NativeClient(const py::dict& options, bool io_thread)
         : options_(parse_options(options)), loop_(io_thread) {
+        allow_unicode_keys_ = opt<bool>(options, "allow_unicode_keys").value_or(true);
+        ascii_str_values_ = opt<bool>(options, "ascii_str_values").value_or(false);
         if (opt<bool>(options, "metrics").value_or(false)) {
             metrics_ = std::make_shared<MetricsRegistry>();
             options_.metrics = metrics_;
@@ -83,11 +85,26 @@ class NativeClient {
 
     // ---- input checks: raise before anything is sent ----
 
-    void check_open() const {
-        if (closed_) raise_error(make_error_code(errc::closed), "the client is closed");
+    /// A closed client (close(), pymemcache's disconnect_all()) connects again at its next
+    /// request, as pymemcache's does: Django closes its caches' connections after every request.
+    void check_open() {
+        if (closed_) reopen();
+    }
+
+    void reopen() {
+        try {
+            client_ = Client::connect(loop_.io().get_executor(), options_);
+        } catch (const std::system_error& e) {
+            raise_error(e.code(), e.what());
+        }
+        quiet_.emplace(client_);
+        closed_ = false;
     }
 
     std::string_view key(py::handle h) const {
+        if (!allow_unicode_keys_ && PyUnicode_Check(h.ptr()) && !PyUnicode_IS_ASCII(h.ptr()))
+            raise_error(make_error_code(errc::invalid_key),
+                        "non-ASCII key (allow_unicode_keys=False): " + repr_of(h));
         std::string_view k = key_bytes(h);
         if (protocol::validate_key(k) ||
             options_.key_prefix.size() + k.size() > protocol::max_key_length) {
@@ -101,6 +118,10 @@ class NativeClient {
     }
 
     std::string_view value(py::handle h) const {
+        if (ascii_str_values_ && PyUnicode_Check(h.ptr()) && !PyUnicode_IS_ASCII(h.ptr()))
+            raise_class(error_class_invalid_type,
+                        "non-ASCII str value with encoding='ascii': " + repr_of(h),
+                        "invalid_argument");
         std::string_view v = value_bytes(h);
         if (v.size() > options_.max_value_size)
             raise_error(make_error_code(errc::value_too_large),
@@ -202,6 +223,8 @@ class NativeClient {
         closed_ = true;
         client_.shutdown();
         py::gil_scoped_release nogil;
+        // A caller-driven loop runs the shutdown's closes now: nothing runs between calls.
+        if (!loop_.threaded()) loop_.poll();
         // Every request completes (with errc::closed at worst); wait for them, bounded.
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
         while (client_.outstanding() > 0 && std::chrono::steady_clock::now() < deadline) {
@@ -310,6 +333,8 @@ class NativeClient {
     py::object event_loop_;       // the loop Waiters belong to (set_loop)
     PyObject* self_ = nullptr;    // this client's Python object (borrowed: it owns this)
     bool closed_ = false;
+    bool allow_unicode_keys_ = true;    // false: a str key must be ASCII (pymemcache's default)
+    bool ascii_str_values_ = false;     // true: a str value must be ASCII (encoding='ascii')
     std::size_t noreply_failures_ = 0;  // under the loop's mutex
 };
 

@@ -71,6 +71,7 @@ constexpr bool valid_first_byte(unsigned char c) noexcept {
         case 'T':  // TOUCHED
         case 'O':  // OK
         case 'C':  // CLIENT_ERROR
+        case 'I':  // ITEM (stats cachedump)
             return true;
         default:
             return c >= '0' && c <= '9';  // incr/decr result
@@ -602,6 +603,21 @@ ParseResult Decoder::parse_line(std::string_view input, std::size_t newline, Rep
                 else
                     out.kind = ReplyKind::server_error;
                 out.data = text;
+                goto done;
+            }
+            break;
+        case 'I':
+            if (starts_with(line, "ITEM ")) {
+                // stats cachedump's "ITEM <key> [<size> b; <exptime> s]": a stat named by the
+                // key, its value the rest of the line (as pymemcache reads it).
+                const std::string_view rest = line.substr(5);
+                const std::size_t space = rest.find(' ');
+                const std::string_view name = rest.substr(0, space);
+                if (name.empty()) return fail(reason::malformed_stat, 0, line);
+                out.kind = ReplyKind::stat;
+                out.key = name;
+                out.data =
+                    space == std::string_view::npos ? std::string_view{} : rest.substr(space + 1);
                 goto done;
             }
             break;

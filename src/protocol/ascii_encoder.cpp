@@ -159,10 +159,15 @@ std::error_code encode_flush_all(OutputBuffer& out, std::optional<std::uint32_t>
 }
 
 std::error_code encode_stats(OutputBuffer& out, std::string_view group) {
-    if (!group.empty()) {
-        // The group is one token (items, slabs, settings, sizes, conns, ...); reuse the key
-        // rules so it cannot carry a second command.
-        if (validate_key(group)) return errc::invalid_argument;
+    // The group is a stats subcommand and its arguments (items, slabs, settings, "cachedump 1
+    // 10", "detail dump", ...): tokens separated by single spaces, each under the key rules so
+    // that none can carry a second command.
+    for (std::string_view rest = group; !rest.empty();) {
+        const auto space = rest.find(' ');
+        if (validate_key(rest.substr(0, space))) return errc::invalid_argument;
+        if (space == std::string_view::npos) break;
+        rest.remove_prefix(space + 1);
+        if (rest.empty()) return errc::invalid_argument;  // a trailing space
     }
     out.append("stats");
     if (!group.empty()) {
