@@ -68,6 +68,7 @@ class Client:
         self._opts = opts
         self._n = _native.NativeClient(opts, bool(io_thread))
         self._get_value = self._n.fast("get_value")  # without pybind11's dispatch
+        self._get = self._n.fast("get")
         self._store = self._n.fast("store")
         self._delete = self._n.fast("delete")
         self._arith = self._n.fast("arith")
@@ -100,14 +101,14 @@ class Client:
             if self._serde is None:
                 v = self._get_value(key)
                 return default if v is None else v
-            v = self._n.get(key, False)
+            v = self._get(key)
         except _c._exc.MemcacheIllegalInputError:
             raise
         except _c._exc.MemcacheError:
             if self.ignore_exc:
                 return default
             raise
-        return default if v is None else self._decode(key, v)
+        return default if v is None else self._serde.deserialize(key, v[0], v[1])
 
     def gets(self, key, default=None, cas_default=None):
         """(value, cas) of ``key``; (default, cas_default) on a miss. cas is an int."""

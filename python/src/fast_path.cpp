@@ -93,6 +93,10 @@ constexpr PyCFunction fast_pointer() noexcept {
 py::object py_get_value(NativeClient& c, py::handle key) {
     return c.get_value(key);
 }
+/// get(key) -> (bytes, flags, cas) or None (blocking): Client.get with a serde.
+py::object py_get(NativeClient& c, py::handle key) {
+    return run_sync<std::optional<Value>>(c, GetOp{c.key(key), false, {}});
+}
 /// a_get_value(key) -> Waiter of bytes or None: AsyncClient.get without a serde.
 py::object py_a_get_value(NativeClient& c, py::handle key) {
     return run_async<BytesOnly>(c, GetOp{c.key(key), false, {}});
@@ -188,6 +192,7 @@ namespace {
 PyMethodDef fast_defs[] = {
     {"get_value", fast_pointer<&py_get_value>(), METH_FASTCALL, "Client.get's request"},
     {"a_get_value", fast_pointer<&py_a_get_value>(), METH_FASTCALL, "AsyncClient.get's request"},
+    {"get", fast_pointer<&py_get>(), METH_FASTCALL, "Client.get's request with a serde"},
     {"store", fast_pointer<&py_store>(), METH_FASTCALL, "Client.set's (add's, ...) request"},
     {"delete", fast_pointer<&py_delete>(), METH_FASTCALL, "Client.delete's request"},
     {"arith", fast_pointer<&py_arith>(), METH_FASTCALL, "Client.incr's and decr's request"},
