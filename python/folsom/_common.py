@@ -325,3 +325,19 @@ def cache_memlimit(client, memlimit):
         if reply.startswith(b"CLIENT_ERROR") or not reply.startswith(b"OK"):
             raise _exc.MemcacheClientError(reply.strip().decode("ascii", "replace"))
     return True
+
+
+def is_pickle_serde(serde):
+    """True for pymemcache's PickleSerde (its pickle_serde) and folsom.serde's, whose values the
+    native layer reads itself (by the same flags), without a Python call per value."""
+    if serde is None:
+        return False
+    method = getattr(type(serde), "deserialize", None)
+    from . import serde as _serde
+    known = [_serde.PickleSerde.deserialize]
+    try:
+        import pymemcache.serde
+        known.append(pymemcache.serde.PickleSerde.deserialize)
+    except Exception:
+        pass
+    return method in known

@@ -69,6 +69,9 @@ class Client:
         self._n = _native.NativeClient(opts, bool(io_thread))
         self._get_value = self._n.fast("get_value")  # without pybind11's dispatch
         self._get = self._n.fast("get")
+        self._pickled = _c.is_pickle_serde(self._serde)
+        self._get_pickled = self._n.fast("get_pickled")
+        self._get_multi_pickled = self._n.fast("get_multi_pickled")
         self._store = self._n.fast("store")
         self._delete = self._n.fast("delete")
         self._arith = self._n.fast("arith")
@@ -101,6 +104,8 @@ class Client:
             if self._serde is None:
                 v = self._get_value(key)
                 return default if v is None else v
+            if self._pickled:  # pymemcache's pickle serde, read natively
+                return self._get_pickled(key, default)
             v = self._get(key)
         except _c._exc.MemcacheIllegalInputError:
             raise
@@ -157,13 +162,15 @@ class Client:
 
     def get_many(self, keys):
         """{key: value} of the keys found (split per server, one round trip each)."""
-        if self._serde is None:
+        if self._serde is None or self._pickled:
             if type(keys) is not list:
                 keys = list(keys)
             if not keys:
                 return {}
             try:
-                found, err = self._get_dict(keys)
+                # Without a serde the values are the bytes; with pymemcache's pickle serde they
+                # are read natively, by their flags.
+                found, err = (self._get_dict if self._serde is None else self._get_multi_pickled)(keys)
             except _c._exc.MemcacheIllegalInputError:
                 raise
             except _c._exc.MemcacheError:
@@ -174,7 +181,8 @@ class Client:
                 _c.raise_for(err, "a server did not answer get_many")
             return found
         keys, values, _ = self._many(keys, False)
-        return {k: self._decode(k, v) for k, v in zip(keys, values) if v is not None}
+        deserialize = self._serde.deserialize
+        return {k: deserialize(k, v[0], v[1]) for k, v in zip(keys, values) if v is not None}
 
     get_multi = get_many
 

@@ -24,7 +24,7 @@ read each other's entries.
 
 import re
 
-from django.core.cache.backends.base import DEFAULT_TIMEOUT
+from django.core.cache.backends.base import DEFAULT_TIMEOUT, default_key_func
 from django.core.cache.backends.memcached import BaseMemcachedCache
 
 import folsom
@@ -87,13 +87,22 @@ class FolsomCache(BaseMemcachedCache):
             self._cache.delete(key)
 
     def get_many(self, keys, version=None):
-        make_key = self.make_key
-        key_map = {make_key(key, version=version): key for key in keys}
-        for key in key_map:
-            if len(key) > _MAX_KEY_LENGTH or _BAD_KEY_CHAR.search(key):
+        keys = list(keys)
+        if self.key_func is default_key_func:
+            # default_key_func's "%s:%s:%s" % (prefix, version, key), its constant part made once
+            prefix = "%s:%s:" % (self.key_prefix, self.version if version is None else version)
+            made = [prefix + k if type(k) is str else prefix + str(k) for k in keys]
+        else:
+            made = [self.make_key(k, version=version) for k in keys]
+        # One search over every key; Django's own check (and error) only when it finds one.
+        if _BAD_KEY_CHAR.search("".join(made)) or max(map(len, made), default=0) > _MAX_KEY_LENGTH:
+            for key in made:
                 super().validate_key(key)
-        ret = self._cache.get_many(list(key_map))
-        return {key_map[k]: v for k, v in ret.items()}
+        found = self._cache.get_many(made)
+        if not found:
+            return {}
+        original = dict(zip(made, keys))
+        return {original[k]: v for k, v in found.items()}
 
     def close(self, **kwargs):
         if self._disconnect_on_close:

@@ -165,6 +165,94 @@ py::object py_get_multi_dict(NativeClient& c, py::handle keys_obj) {
         }
     return py::make_tuple(std::move(out), first_error);
 }
+namespace {
+
+/// A value as pymemcache's pickle serde (python_memcache_deserializer) reads it, by its flags:
+/// 0 bytes, FLAG_TEXT (16) UTF-8 text, FLAG_INTEGER (2) / FLAG_LONG (4) an int, FLAG_PICKLE (1)
+/// a pickle (None when it does not load, as pymemcache's). Other flags: the bytes.
+py::object python_memcache_value(std::string_view d, std::uint32_t flags) {
+    constexpr std::uint32_t flag_pickle = 1, flag_integer = 2, flag_long = 4, flag_text = 16;
+    if (flags == 0) return py::bytes(d.data(), d.size());
+    if (flags & flag_text) {
+        PyObject* s = PyUnicode_DecodeUTF8(d.data(), static_cast<Py_ssize_t>(d.size()), nullptr);
+        if (!s) throw py::error_already_set();
+        return py::reinterpret_steal<py::object>(s);
+    }
+    if (flags & (flag_integer | flag_long)) {
+        PyObject* n = PyLong_FromUnicodeObject(py::str(d.data(), d.size()).ptr(), 10);
+        if (!n) throw py::error_already_set();
+        return py::reinterpret_steal<py::object>(n);
+    }
+    if (flags & flag_pickle) {
+        // pickle.loads, looked up once (a module global for the interpreter's life).
+        static PyObject* loads = [] {
+            py::object f = py::module_::import("pickle").attr("loads");
+            return f.release().ptr();
+        }();
+        PyObject* b = PyBytes_FromStringAndSize(d.data(), static_cast<Py_ssize_t>(d.size()));
+        if (!b) throw py::error_already_set();
+        PyObject* v = PyObject_CallOneArg(loads, b);
+        Py_DECREF(b);
+        if (!v) {
+            PyErr_Clear();
+            return py::none();
+        }
+        return py::reinterpret_steal<py::object>(v);
+    }
+    return py::bytes(d.data(), d.size());
+}
+
+}  // namespace
+
+/// get_multi_pickled(keys) -> ({key: value} of the hits, errc of the first unanswered key or 0),
+/// each value read as pymemcache's pickle serde reads it: Client.get_many with that serde (or
+/// folsom.serde's), without a Python call per key.
+py::object py_get_multi_pickled(NativeClient& c, py::handle keys_obj) {
+    py::list keys = py::reinterpret_borrow<py::object>(keys_obj).cast<py::list>();
+    auto k = c.keys(keys);
+    c.check_open();
+    Slot<MultiGetResult> slot;
+    const bool lead = c.loop().start([&] {
+        GetMultiOp{&k, false, {}}(c, SyncHandler<MultiGetResult>{&slot, &c.loop()});
+    });
+    {
+        py::gil_scoped_release nogil;
+        c.loop().wait([&] { return slot.done; }, lead);
+    }
+    if (slot.error) raise_error(slot.error);
+    py::dict out;
+    auto& values = slot.value.values;
+    for (std::size_t i = 0; i < values.size() && i < k.size(); ++i) {
+        if (!values[i]) continue;
+        py::object v = python_memcache_value(values[i]->data, values[i]->flags);
+        if (PyDict_SetItem(out.ptr(), PyList_GET_ITEM(keys.ptr(), static_cast<Py_ssize_t>(i)),
+                           v.ptr()) != 0)
+            throw py::error_already_set();
+    }
+    int first_error = 0;
+    for (const auto& e : slot.value.errors)
+        if (e) {
+            first_error = errc_index(e);
+            break;
+        }
+    return py::make_tuple(std::move(out), first_error);
+}
+/// get_pickled(key) -> the value as pymemcache's pickle serde reads it, or `default`.
+py::object py_get_pickled(NativeClient& c, py::handle key, py::handle dflt) {
+    c.check_open();
+    std::string_view k = c.key(key);
+    Slot<std::optional<Value>> slot;
+    const bool lead = c.loop().start([&] {
+        c.client().get(k, SyncHandler<std::optional<Value>>{&slot, &c.loop()});
+    });
+    {
+        py::gil_scoped_release nogil;
+        c.loop().wait([&] { return slot.done; }, lead);
+    }
+    if (slot.error) raise_error(slot.error);
+    if (!slot.value) return py::reinterpret_borrow<py::object>(dflt);
+    return python_memcache_value(slot.value->data, slot.value->flags);
+}
 /// a_get_multi(keys, cas) -> Waiter: AsyncClient.get_many.
 py::object py_a_get_multi(NativeClient& c, py::handle keys, bool cas) {
     auto k = c.keys(keys);
@@ -193,6 +281,10 @@ PyMethodDef fast_defs[] = {
     {"get_value", fast_pointer<&py_get_value>(), METH_FASTCALL, "Client.get's request"},
     {"a_get_value", fast_pointer<&py_a_get_value>(), METH_FASTCALL, "AsyncClient.get's request"},
     {"get", fast_pointer<&py_get>(), METH_FASTCALL, "Client.get's request with a serde"},
+    {"get_pickled", fast_pointer<&py_get_pickled>(), METH_FASTCALL,
+     "Client.get's request with pymemcache's pickle serde"},
+    {"get_multi_pickled", fast_pointer<&py_get_multi_pickled>(), METH_FASTCALL,
+     "Client.get_many's request with pymemcache's pickle serde"},
     {"store", fast_pointer<&py_store>(), METH_FASTCALL, "Client.set's (add's, ...) request"},
     {"delete", fast_pointer<&py_delete>(), METH_FASTCALL, "Client.delete's request"},
     {"arith", fast_pointer<&py_arith>(), METH_FASTCALL, "Client.incr's and decr's request"},

@@ -16,6 +16,8 @@ namespace py = pybind11;
 py::object py_get_value(NativeClient& c, py::handle key);
 py::object py_a_get_value(NativeClient& c, py::handle key);
 py::object py_get(NativeClient& c, py::handle key);
+py::object py_get_pickled(NativeClient& c, py::handle key, py::handle dflt);
+py::object py_get_multi_pickled(NativeClient& c, py::handle keys_obj);
 py::object py_store(NativeClient& c, int mode, py::handle key, py::handle value,
                     std::int64_t exptime, std::uint32_t flags, std::uint64_t cas, bool noreply);
 py::object py_delete(NativeClient& c, py::handle key, bool noreply);

@@ -417,3 +417,34 @@ async def test_async_wait_for_capacity_bounded_by_the_request_timeout():
             assert time.monotonic() - t0 < 30
     finally:
         listener.close()
+
+
+@pytest.mark.parametrize("serde", ["pymemcache", "folsom"])
+def test_pickle_serde_values_read_natively(shared_memcached, serde):
+    """Values pymemcache wrote with its pickle serde read back the same through folsom's get and
+    get_many (which read that serde's flags natively), and the other way round."""
+    from pymemcache.client.base import Client as PymemcacheClient
+    from folsom import serde as folsom_serde
+    host, port = shared_memcached.address.rsplit(":", 1)
+    theirs = PymemcacheClient((host, int(port)), serde=pm_serde.pickle_serde,
+                              default_noreply=False)  # its writes done before we read
+    s = pm_serde.pickle_serde if serde == "pymemcache" else folsom_serde.pickle_serde
+    ours = folsom.Client(shared_memcached.address, s)
+    assert ours._pickled
+    values = {"b": b"bytes", "t": "tëxt", "i": 12345678901234567890, "n": -5,
+              "d": {"a": [1, 2.5, None]}, "e": b"", "u": ""}
+    for k, v in values.items():
+        theirs.set("ps-" + k, v)
+    for k, v in values.items():
+        got = ours.get("ps-" + k)
+        assert got == v and type(got) is type(v), (k, got)
+    assert ours.get_many(["ps-" + k for k in values] + ["ps-absent"]) == {
+        "ps-" + k: v for k, v in values.items()}
+    assert ours.get("ps-absent", "dflt") == "dflt"
+    theirs.set("ps-bad", b"not a pickle", flags=pm_serde.FLAG_PICKLE)
+    assert ours.get("ps-bad", "dflt") is None  # as pymemcache: an unreadable pickle is None
+    for k, v in values.items():
+        ours.set("ps2-" + k, v)
+        assert theirs.get("ps2-" + k) == v
+    theirs.close()
+    ours.close()
