@@ -116,8 +116,8 @@ class Client {
     }
     /// As connect(), delivering completions on `reply_executor` instead of the I/O thread
     /// (Folsom's withReplyExecutor): slow handlers then cannot stall the connections. The cost
-    /// is one post per request (a queue push and a wake-up of a reply thread: about 0.1-0.5 µs
-    /// of CPU here, plus the latency of the hop). A handler's own associated executor
+    /// is one post per request (a queue push and a wake-up of a reply thread, plus the latency
+    /// of the hop; docs/performance.md). A handler's own associated executor
     /// (asio::bind_executor, a coroutine's executor) still takes precedence, and get_view()
     /// callbacks always run on the I/O thread, since their views die with the read buffer.
     static Client connect(asio::any_io_executor io, const Options& options,
@@ -482,9 +482,7 @@ class Client {
     /// "host:port" of server `i` (0 <= i < server_count()); lives as long as the client.
     const std::string& server_name(std::size_t i) const noexcept { return core_->server_name(i); }
     /// Which server (index) owns `key` now (with failover, a live server).
-    std::size_t server_for(std::string_view key) const noexcept {
-        return core_->placement_of(key);
-    }
+    std::size_t server_for(std::string_view key) const noexcept { return core_->placement_of(key); }
     /// What each route did, when Options::routes configured a route tree (routes.hpp):
     /// requests, failovers and shadow outcomes by route name. Empty without routes, and for a
     /// tree that is one PoolRoute (served as a client without routes; per-server metrics
