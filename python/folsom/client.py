@@ -586,6 +586,11 @@ class HashClient(Client):
                             ("dead_timeout", dead_timeout)):
             if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
                 raise ValueError("%s must be a non-negative number, not %r" % (name, value))
+        # pymemcache's HashClient placement (rendezvous over murmur3): a pymemcache HashClient
+        # user keeps a warm cache. distribution="ketama" gives libmemcached's (pylibmc's).
+        options.setdefault("distribution", "pymemcache_rendezvous")
+        if options["distribution"] in ("pymemcache_rendezvous", "rendezvous"):
+            options.setdefault("hash_with_key_prefix", False)  # pymemcache hashes the bare key
         options.setdefault("failover", True)
         options.setdefault("dead_timeout", float(dead_timeout))
         if retry_timeout:

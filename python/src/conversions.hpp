@@ -5,6 +5,7 @@
 
 #include "folsom/cache_recipes.hpp"
 #include "folsom/client.hpp"
+#include "folsom/expiry.hpp"
 
 #include "errors.hpp"
 
@@ -76,17 +77,11 @@ inline py::object to_py(const std::optional<ValueRef>& v) {
     return py::make_tuple(py::bytes(v->data.data(), v->data.size()), v->flags, v->cas);
 }
 
-/// An expire as pymemcache and memcached read it: up to 30 days a duration, beyond an absolute
-/// Unix time. folsom's Ttl is always a duration (it sends one over 30 days as now + ttl), so an
-/// absolute time becomes the duration left until it (a time already past: expired at once).
-inline Ttl ttl_of(std::int64_t seconds) {
-    constexpr std::int64_t thirty_days = 60 * 60 * 24 * 30;
-    if (seconds <= thirty_days) [[likely]]
-        return Ttl(seconds);
-    const auto now = std::chrono::duration_cast<std::chrono::seconds>(
-        std::chrono::system_clock::now().time_since_epoch());
-    const std::int64_t left = seconds - now.count();
-    return Ttl(left > 0 ? left : -1);
+/// An expire as pymemcache and memcached read it: 0 never, negative already expired, up to 30
+/// days a duration, beyond an absolute Unix time (Expiry::from_exptime passes memcached's
+/// convention through; over 2^31-1 the request fails with invalid_argument, nothing sent).
+inline Expiry ttl_of(std::int64_t seconds) {
+    return Expiry::from_exptime(seconds);
 }
 
 inline std::chrono::milliseconds ms_of(double seconds) {

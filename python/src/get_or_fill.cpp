@@ -19,7 +19,7 @@ py::object py_get_or_fill(NativeClient& c, py::handle key_obj, py::object fill, 
     FillOptions o;
     o.ttl = ttl_of(ttl);
     o.flags = flags;
-    o.stub_ttl = ttl_of(stub_ttl);
+    o.stub_ttl = Ttl(stub_ttl);
     o.wait_for_fill = wait_for_fill;
     o.wait_timeout = ms_of(wait_timeout);
 

@@ -42,10 +42,12 @@ Options parse_options(const py::dict& d) {
             o.distribution = cluster::Distribution::ketama_spymemcached;
         else if (*dist == "folsom_murmur")
             o.distribution = cluster::Distribution::folsom_murmur;
+        else if (*dist == "pymemcache_rendezvous" || *dist == "pymemcache")
+            o.distribution = cluster::Distribution::pymemcache_rendezvous;
         else
             throw py::value_error(
                 "distribution must be 'ketama' (libmemcached's), "
-                "'ketama_spymemcached' or 'folsom_murmur', not '" +
+                "'ketama_spymemcached', 'folsom_murmur' or 'pymemcache_rendezvous', not '" +
                 *dist + "'");
     }
     if (auto v = opt<std::size_t>(d, "max_outstanding_requests")) o.max_outstanding_requests = *v;

@@ -62,7 +62,7 @@ def django_settings(servers):
                               "OPTIONS": {"disconnect_on_close": True, "use_pooling": True,
                                           "max_pool_size": 4}},
             "pymemcache": {"BACKEND": "django.core.cache.backends.memcached.PyMemcacheCache",
-                           "LOCATION": locations[0]},
+                           "LOCATION": locations},
         },
     )
     urlpatterns[:] = [path("visit", _view)]
@@ -119,8 +119,8 @@ def test_django_cache_api(django_settings, alias):
 
 def test_pymemcache_and_folsom_read_each_others_entries(django_settings):
     from django.core.cache import caches
-    # one server: where each client places a key does not matter here
-    ours, theirs = caches["one"], caches["pymemcache"]
+    # three servers: FolsomCache places keys as PyMemcacheCache does (pymemcache's rendezvous)
+    ours, theirs = caches["default"], caches["pymemcache"]
     ours.clear()
     for value in ({"a": 1}, "text", b"bytes", 42, [1.5, None]):
         ours.set("shared", value)
@@ -283,8 +283,8 @@ def test_dogpile_folsom_backend(servers, arguments):
 
 def test_dogpile_folsom_and_pymemcache_backends_share_entries(servers):
     pytest.importorskip("pymemcache")
-    ours = _dogpile_region("folsom", servers, url=[servers[0].address])
-    theirs = _dogpile_region("dogpile.cache.pymemcache", servers, url=[servers[0].address])
+    ours = _dogpile_region("folsom", servers)  # three servers, placed alike
+    theirs = _dogpile_region("dogpile.cache.pymemcache", servers)
     ours.set("shared-dp", {"v": [1]})
     assert theirs.get("shared-dp") == {"v": [1]}
     theirs.set("shared-dp2", "back")

@@ -159,16 +159,8 @@ std::error_code encode_flush_all(OutputBuffer& out, std::optional<std::uint32_t>
 }
 
 std::error_code encode_stats(OutputBuffer& out, std::string_view group) {
-    // The group is a stats subcommand and its arguments (items, slabs, settings, "cachedump 1
-    // 10", "detail dump", ...): tokens separated by single spaces, each under the key rules so
-    // that none can carry a second command.
-    for (std::string_view rest = group; !rest.empty();) {
-        const auto space = rest.find(' ');
-        if (validate_key(rest.substr(0, space))) return errc::invalid_argument;
-        if (space == std::string_view::npos) break;
-        rest.remove_prefix(space + 1);
-        if (rest.empty()) return errc::invalid_argument;  // a trailing space
-    }
+    // A token (items, slabs, settings, ...) or a few ("cachedump 1 0"): never a second command.
+    if (auto ec = validate_stats_group(group)) return ec;
     out.append("stats");
     if (!group.empty()) {
         out.append(' ');

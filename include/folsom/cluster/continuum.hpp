@@ -25,6 +25,13 @@
 ///   lookups below answer alike. Server names and weights play no part (mcrouter's pool
 ///   weights are WeightedCh3's, not these). Adding servers at the end of the list moves keys
 ///   only onto them; removing one from the middle renumbers the servers after it.
+/// * pymemcache_rendezvous: pymemcache's HashClient with its default RendezvousHash: every
+///   server scores the key with murmur3_32("host:port-key") and the highest score wins (a tie
+///   goes to the greater "host:port"). Not a ring either: points() holds one point per server
+///   at its index, as for mcrouter_ch3. pymemcache names a server "host:port" (an IPv6 host
+///   without brackets) or by its socket path; weights play no part (HashClient has none).
+///   Exact for keys given to pymemcache as str; one given as bytes is hashed there as its
+///   repr ("b'key'"), which this does not reproduce. pymemcache's key_prefix is not hashed.
 ///
 /// The host is hashed as written in ServerAddress (never resolved): give every client the same
 /// spelling of the server list. (mcrouter_ch3 hashes no host: give it the same order.)
@@ -45,10 +52,11 @@ namespace folsom::cluster {
 
 /// Whose ketama ring to reproduce; see the list above.
 enum class Distribution : std::uint8_t {
-    ketama_libmemcached,  ///< libmemcached, MEMCACHED_BEHAVIOR_KETAMA_WEIGHTED
-    ketama_spymemcached,  ///< spymemcached KetamaNodeLocator, KETAMA_HASH, default node names
-    folsom_murmur,        ///< Spotify Folsom's KetamaMemcacheClient
-    mcrouter_ch3,         ///< mcrouter's Ch3 (furc_hash by list index), its pools' default
+    ketama_libmemcached,    ///< libmemcached, MEMCACHED_BEHAVIOR_KETAMA_WEIGHTED
+    ketama_spymemcached,    ///< spymemcached KetamaNodeLocator, KETAMA_HASH, default node names
+    folsom_murmur,          ///< Spotify Folsom's KetamaMemcacheClient
+    mcrouter_ch3,           ///< mcrouter's Ch3 (furc_hash by list index), its pools' default
+    pymemcache_rendezvous,  ///< pymemcache's HashClient: rendezvous over murmur3
 };
 
 /// A consistent-hash ring over a list of servers (see continuum.hpp). Immutable once built;
@@ -57,7 +65,7 @@ class Continuum {
   public:
     /// One point of the ring. `position` orders the ring as unsigned 32-bit; for folsom_murmur
     /// it is Folsom's signed hash with its sign bit flipped, so the order is Folsom's; for
-    /// mcrouter_ch3 it is the server's index.
+    /// mcrouter_ch3 and pymemcache_rendezvous it is the server's index.
     struct Point {
         std::uint32_t position;  ///< where the point sits on the ring
         std::uint32_t server;    ///< index into the span the continuum was built from
@@ -105,8 +113,17 @@ class Continuum {
 
   private:
     void build_buckets();
+    // True for the schemes that compute a key's server directly (no ring): their points are
+    // one per server at its index, and a key's position is its server's index.
+    bool direct() const noexcept {
+        return distribution_ == Distribution::mcrouter_ch3 ||
+               distribution_ == Distribution::pymemcache_rendezvous;
+    }
 
     std::vector<Point> points_;  // sorted by position
+    // Per-server state of the schemes that hash each server's name with the key
+    // (pymemcache_rendezvous: see cluster/hash/pymemcache_rendezvous.hpp). Empty otherwise.
+    std::vector<std::uint32_t> server_words_;
     // buckets_[b]: the first point at or after b << (32 - bucket_bits_); one more entry holds
     // points_.size(). Empty for an empty ring.
     std::vector<std::uint32_t> buckets_;

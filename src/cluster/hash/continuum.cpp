@@ -4,6 +4,7 @@
 #include "cluster/hash/md5.hpp"
 #include "cluster/hash/md5_lanes.hpp"
 #include "cluster/hash/murmur3.hpp"
+#include "cluster/hash/pymemcache_rendezvous.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -148,8 +149,9 @@ std::vector<Point> folsom_ring(std::span<const ServerAddress> servers) {
     return points;
 }
 
-// Ch3 has no ring: one point per server, at its index, which is where furc_hash puts a key.
-std::vector<Point> ch3_points(std::size_t servers) {
+// Ch3 and rendezvous have no ring: one point per server, at its index, which is where their
+// hash puts a key.
+std::vector<Point> index_points(std::size_t servers) {
     std::vector<Point> points;
     points.reserve(servers);
     for (std::uint32_t s = 0; s < servers; ++s)
@@ -177,7 +179,11 @@ Continuum::Continuum(std::span<const ServerAddress> servers, Distribution distri
             points_ = folsom_ring(servers);
             break;
         case Distribution::mcrouter_ch3:
-            points_ = ch3_points(servers.size());
+            points_ = index_points(servers.size());
+            break;
+        case Distribution::pymemcache_rendezvous:
+            points_ = index_points(servers.size());
+            pymemcache_rendezvous_prepare(servers, server_words_);
             break;
     }
     build_buckets();
@@ -210,6 +216,8 @@ std::uint32_t Continuum::key_position(std::string_view key) const noexcept {
             return murmur3_32(key) ^ sign_flip;
         case Distribution::mcrouter_ch3:
             return ch3_position(key, servers_);
+        case Distribution::pymemcache_rendezvous:
+            return static_cast<std::uint32_t>(pymemcache_rendezvous_pick(server_words_, key));
         case Distribution::ketama_libmemcached:
         case Distribution::ketama_spymemcached:
             break;
@@ -225,8 +233,9 @@ void Continuum::key_positions(std::span<const std::string_view> keys,
                 out[i] = murmur3_32(keys[i]) ^ sign_flip;
             return;
         case Distribution::mcrouter_ch3:
+        case Distribution::pymemcache_rendezvous:
             for (std::size_t i = 0; i < keys.size(); ++i)
-                out[i] = ch3_position(keys[i], servers_);
+                out[i] = key_position(keys[i]);
             return;
         case Distribution::ketama_libmemcached:
         case Distribution::ketama_spymemcached:
@@ -240,9 +249,8 @@ std::size_t Continuum::point_index(std::string_view key) const noexcept {
 }
 
 std::size_t Continuum::point_index_at(std::uint32_t position) const noexcept {
-    // Ch3's points sit at 0..n-1, so a position is its own point.
-    if (distribution_ == Distribution::mcrouter_ch3)
-        return position < points_.size() ? position : 0;
+    // Ch3's and rendezvous' points sit at 0..n-1, so a position is its own point.
+    if (direct()) return position < points_.size() ? position : 0;
     // The first point at or after the key (a "ceiling"); past the last point, wrap around.
     // Only the points of the key's bucket can be smaller than it; the answer is among them or
     // is the next bucket's first point.

@@ -218,9 +218,14 @@ TEST(AsciiDecoder, StatLines) {
     expect_replies("STAT items:1:x a b  c\r\n", {stat("items:1:x", "a b  c")});
     // A bare name has an empty value.
     expect_replies("STAT name\r\nSTAT other \r\n", {stat("name", ""), stat("other", "")});
-    // stats cachedump's lines: a stat named by the key, its value the rest of the line.
-    expect_replies("ITEM k1 [1 b; 0 s]\r\nEND\r\n",
-                   {stat("k1", "[1 b; 0 s]"), word(ReplyKind::end)});
+}
+
+TEST(AsciiDecoder, CachedumpItemLines) {
+    // "stats cachedump <slab> <n>" lists keys as ITEM lines: each a stat named by its key.
+    expect_replies(
+        "ITEM k1 [5 b; 0 s]\r\nITEM k:2 [12 b; 1796641229 s]\r\nEND\r\n",
+        {stat("k1", "[5 b; 0 s]"), stat("k:2", "[12 b; 1796641229 s]"), word(ReplyKind::end)});
+    expect_rejected("ITEM \r\n", reason::malformed_stat, 0);
 }
 
 // ---- the cases of Folsom PR #247's decoder tests -------------------------------------------
@@ -500,8 +505,6 @@ TEST(AsciiDecoder, RejectsMalformedValueHeaders) {
 TEST(AsciiDecoder, RejectsStatWithoutName) {
     expect_rejected("STAT \r\n", reason::malformed_stat, 0);
     expect_rejected("STAT  x\r\n", reason::malformed_stat, 0);
-    expect_rejected("ITEM \r\n", reason::malformed_stat, 0);
-    expect_rejected("ITEMS x\r\n", reason::unknown_reply, 0);
 }
 
 TEST(AsciiDecoder, ErrorsAreStickyUntilReset) {
