@@ -9,8 +9,9 @@ pymemcache's method names, arguments and return values (Client / HashClient); as
 folsom.AsyncClient; errors in folsom.exceptions. See python/README.md.
 """
 
+from . import tls as _tls  # records load_cert_chain() for tls_context= (folsom/tls.py)
 from .aio import AsyncClient
-from .client import Client, QuietView
+from .client import Client, HashClient, PooledClient, QuietView
 from .exceptions import (
     MemcacheAuthError,
     MemcacheClientError,
@@ -30,10 +31,8 @@ from .exceptions import (
     MemcacheValueTooLargeError,
 )
 
-HashClient = Client  # pymemcache's name for a client of several servers
-
 __all__ = [
-    "AsyncClient", "Client", "HashClient", "QuietView",
+    "AsyncClient", "Client", "HashClient", "PooledClient", "QuietView",
     "MemcacheAuthError", "MemcacheClientError", "MemcacheClosedError", "MemcacheConnectionError",
     "MemcacheDecodeError", "MemcacheError", "MemcacheFillError", "MemcacheIllegalInputError",
     "MemcacheOverloadedError", "MemcacheServerError", "MemcacheTimeoutError", "MemcacheTLSError",

@@ -18,6 +18,9 @@ CACHE_SOURCES = ("hit", "filled", "waited", "stale", "miss")
 
 _PROTOCOLS = ("meta", "binary", "ascii")
 
+# Options::request_timeout's default (include/folsom/options.hpp), in seconds.
+DEFAULT_REQUEST_TIMEOUT = 3.0
+
 
 def _server_string(server):
     """One server as folsom's Options::servers spells it ("host:port[:weight]" or a path)."""
@@ -46,8 +49,9 @@ def server_list(servers):
         text = servers.decode("utf-8") if isinstance(servers, bytes) else servers
         parts = [p.strip() for p in text.split(",") if p.strip()]
         return [_server_string(p) for p in parts]
-    if isinstance(servers, tuple) and len(servers) in (2, 3) and isinstance(servers[1], int):
-        return [_server_string(servers)]
+    if (isinstance(servers, (tuple, list)) and len(servers) in (2, 3)
+            and isinstance(servers[0], (str, bytes)) and isinstance(servers[1], int)):
+        return [_server_string(tuple(servers))]  # one (host, port), or pymemcache's [host, port]
     out = [_server_string(s) for s in servers]
     if not out:
         raise ValueError("no servers given")
@@ -170,11 +174,9 @@ def native_options(servers, protocol, connect_timeout, timeout, no_delay, key_pr
     if protocol not in _PROTOCOLS:
         raise ValueError("protocol must be one of %s, not %r" % (", ".join(_PROTOCOLS), protocol))
     if tls_context is not None:
-        raise TypeError(
-            "folsom cannot take an ssl.SSLContext: OpenSSL's state in it (the client certificate "
-            "and key, loaded CAs) cannot be read back out for folsom's own OpenSSL context. "
-            "Pass tls=True with tls_ca_file=, tls_cert_file=, tls_key_file=, tls_server_name=, "
-            "tls_verify= instead.")
+        from . import tls as _tls
+        kwargs = dict(kwargs)
+        kwargs.update(_tls.options_from_context(tls_context, kwargs))
     # With routes= the pools name the servers; `servers` may then be None.
     with_routes = kwargs.get("routes") is not None
     opts = {"servers": server_list(servers) if servers or not with_routes else [],
@@ -196,7 +198,8 @@ def native_options(servers, protocol, connect_timeout, timeout, no_delay, key_pr
         "request_timeout", "reconnect_initial_delay", "reconnect_max_delay", "scatter_threshold",
         "tcp_nodelay", "hash_with_key_prefix", "retry_idempotent", "failover", "dead_timeout",
         "tls", "tls_ca_file", "tls_cert_file", "tls_key_file", "tls_server_name", "tls_verify",
-        "sasl_username", "sasl_password", "metrics", "routes",
+        "sasl_username", "sasl_password", "metrics", "routes", "allow_unicode_keys",
+        "ascii_str_values",
     }
     for name, value in kwargs.items():
         if name not in known:
@@ -207,3 +210,134 @@ def native_options(servers, protocol, connect_timeout, timeout, no_delay, key_pr
     if any(opts.get(n) for n in ("tls_ca_file", "tls_cert_file", "tls_key_file", "tls_server_name")):
         opts.setdefault("tls", True)
     return opts
+
+
+def check_encoding(encoding):
+    """pymemcache's encoding: folsom sends str keys and values as UTF-8, of which ASCII (the
+    default, with allow_unicode_keys=False refusing other keys) is a part."""
+    if not isinstance(encoding, str) or encoding.replace("-", "").replace("_", "").lower() not in (
+            "utf8", "ascii", "usascii"):
+        raise ValueError("folsom encodes str keys and values as UTF-8 (or its ASCII part): "
+                         "encoding=%r is not supported" % (encoding,))
+
+
+# pymemcache's arguments that mean nothing for folsom (python/README.md says why for each).
+# Their values are still checked, so that a typo'd value is not silently taken.
+def check_pymemcache_only_options(socket_module, socket_keepalive, options):
+    if socket_keepalive is not None:
+        for name in ("idle", "intvl", "cnt"):
+            if not isinstance(getattr(socket_keepalive, name, None), int):
+                raise TypeError("socket_keepalive must be pymemcache's KeepaliveOpts (idle, "
+                                "intvl, cnt), not %r" % (socket_keepalive,))
+    if socket_module is not None and not hasattr(socket_module, "socket"):
+        raise TypeError("socket_module must be a module like socket, not %r" % (socket_module,))
+    for name in ("max_pool_size", "pool_idle_timeout", "retry_attempts", "retry_timeout"):
+        value = options.pop(name, None)
+        if value is not None and (not isinstance(value, (int, float)) or isinstance(value, bool)
+                                  or value < 0):
+            raise ValueError("%s must be a non-negative number, not %r" % (name, value))
+    options.pop("lock_generator", None)
+    use_pooling = options.pop("use_pooling", False)
+    if not isinstance(use_pooling, bool):
+        raise TypeError("use_pooling must be True or False, not %r" % (use_pooling,))
+
+
+class _LegacySerde:
+    """pymemcache's deprecated serializer/deserializer functions as a serde."""
+
+    def __init__(self, serializer, deserializer):
+        self._s = serializer
+        self._d = deserializer
+
+    def serialize(self, key, value):
+        if self._s is None:
+            return plain_value(value), 0
+        return self._s(key, value)
+
+    def deserialize(self, key, value, flags):
+        if self._d is None:
+            return value
+        return self._d(key, value, flags)
+
+
+def make_serde(serde, serializer, deserializer):
+    if serializer is None and deserializer is None:
+        return serde
+    if serde is not None:
+        raise TypeError("pass serde, or serializer/deserializer, not both")
+    return _LegacySerde(serializer, deserializer)
+
+
+def stats_group(args):
+    """pymemcache's stats(*args) as the one group string folsom sends ("cachedump 1 10")."""
+    parts = []
+    for a in args:
+        a = a.decode("ascii") if isinstance(a, bytes) else str(a)
+        parts.append(a)
+    return " ".join(parts)
+
+
+def _admin_ssl_context(opts):
+    import ssl
+    ctx = ssl.create_default_context(cafile=opts.get("tls_ca_file") or None)
+    if opts.get("tls_verify") is False:
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+    if opts.get("tls_cert_file"):
+        ctx.load_cert_chain(opts["tls_cert_file"], opts.get("tls_key_file") or None)
+    return ctx
+
+
+def cache_memlimit(client, memlimit):
+    """cache_memlimit on every server of `client`, each over a short connection of its own."""
+    import socket
+    if not isinstance(memlimit, int) or isinstance(memlimit, bool) or memlimit < 0:
+        raise _exc.MemcacheIllegalInputError("memlimit must be a non-negative integer: %r" % (memlimit,))
+    if client._opts.get("sasl_username") is not None:
+        raise _exc.MemcacheUnsupportedError("cache_memlimit is a text command: a SASL server "
+                                            "refuses it before authentication")
+    timeout = client._request_timeout
+    for server in client.servers:
+        if server.startswith("/"):
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.settimeout(timeout)
+            sock.connect(server)
+        else:
+            host, _, port = server.rpartition(":")
+            sock = socket.create_connection((host.strip("[]"), int(port)), timeout)
+        try:
+            if client._opts.get("tls"):
+                sock = _admin_ssl_context(client._opts).wrap_socket(
+                    sock, server_hostname=client._opts.get("tls_server_name") or host.strip("[]"))
+            sock.sendall(b"cache_memlimit %d\r\n" % memlimit)
+            reply = b""
+            while not reply.endswith(b"\r\n"):
+                chunk = sock.recv(256)
+                if not chunk:
+                    raise _exc.MemcacheUnexpectedCloseError("%s closed the connection" % server)
+                reply += chunk
+        except OSError as e:
+            raise _exc.MemcacheConnectionError("cache_memlimit on %s: %s" % (server, e)) from e
+        finally:
+            sock.close()
+        if reply.startswith(b"SERVER_ERROR"):
+            raise _exc.MemcacheServerError(reply.strip().decode("ascii", "replace"))
+        if reply.startswith(b"CLIENT_ERROR") or not reply.startswith(b"OK"):
+            raise _exc.MemcacheClientError(reply.strip().decode("ascii", "replace"))
+    return True
+
+
+def is_pickle_serde(serde):
+    """True for pymemcache's PickleSerde (its pickle_serde) and folsom.serde's, whose values the
+    native layer reads itself (by the same flags), without a Python call per value."""
+    if serde is None:
+        return False
+    method = getattr(type(serde), "deserialize", None)
+    from . import serde as _serde
+    known = [_serde.PickleSerde.deserialize]
+    try:
+        import pymemcache.serde
+        known.append(pymemcache.serde.PickleSerde.deserialize)
+    except Exception:
+        pass
+    return method in known

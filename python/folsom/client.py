@@ -5,10 +5,10 @@ import weakref
 
 from . import _common as _c
 from . import _native
-from .exceptions import MemcacheServerError
+from .exceptions import MemcacheServerError, MemcacheValueTooLargeError
 
-_STORE_FAILURE = {_c.VALUE_TOO_LARGE: "object too large for cache",
-                  _c.OUT_OF_MEMORY: "out of memory storing object"}
+_STORE_FAILURE = {_c.VALUE_TOO_LARGE: (MemcacheValueTooLargeError, "object too large for cache"),
+                  _c.OUT_OF_MEMORY: (MemcacheServerError, "out of memory storing object")}
 
 
 _STORED = _c.STORED
@@ -17,7 +17,8 @@ _DELTA_LIMIT = 1 << 64
 
 def _stored(status):
     if status in _STORE_FAILURE:
-        raise MemcacheServerError(_STORE_FAILURE[status])
+        cls, what = _STORE_FAILURE[status]
+        raise cls(what)
     return status == _c.STORED or status == _c.SENT
 
 
@@ -33,8 +34,7 @@ _inherited_native = []
 
 def _reopen_after_fork():
     for client in list(_after_fork_reopen):
-        if client._n.closed:
-            continue
+        # A closed client reconnects at its next call, so it is reopened too.
         _inherited_native.append(client._n)
         client._open()
 
@@ -51,30 +51,57 @@ class Client:
     requests pipeline onto the same connections. Errors raise (see folsom.exceptions); a miss
     is ``default``.
 
+    The positional parameters are pymemcache's Client's (``server, serde, serializer,
+    deserializer, connect_timeout, timeout, no_delay, ignore_exc, socket_module,
+    socket_keepalive, key_prefix, default_noreply, allow_unicode_keys, encoding,
+    tls_context``); folsom's own options are keywords (``protocol``, ``io_thread``, ...). The
+    pymemcache arguments that have no meaning here are accepted and documented as no-ops in
+    python/README.md.
+
     By default the threads that wait on the client run its I/O themselves (no thread hand-off:
     the cheapest sequential requests); ``io_thread=True`` gives the client its own I/O thread.
     """
 
-    def __init__(self, servers, protocol="meta", *, serde=None, connect_timeout=None,
-                 timeout=None, no_delay=None, key_prefix=b"", default_noreply=False,
-                 ignore_exc=False, tls_context=None, username=None, password=None,
-                 io_thread=False, encoding="utf8", allow_unicode_keys=True, **options):
-        if encoding.replace("-", "").lower() != "utf8":
-            raise ValueError("folsom encodes str keys and values as UTF-8 only")
-        self._serde = serde
+    def __init__(self, servers, serde=None, serializer=None, deserializer=None,
+                 connect_timeout=None, timeout=None, no_delay=None, ignore_exc=False,
+                 socket_module=None, socket_keepalive=None, key_prefix=b"",
+                 default_noreply=False, allow_unicode_keys=False, encoding="ascii",
+                 tls_context=None, *, protocol="meta", username=None, password=None,
+                 io_thread=False, **options):
+        if isinstance(serde, str):
+            raise TypeError("the second positional parameter is serde, as in pymemcache's "
+                            "Client(server, serde): pass protocol=%r as a keyword" % (serde,))
+        _c.check_encoding(encoding)
+        _c.check_pymemcache_only_options(socket_module, socket_keepalive, options)
+        self._serde = _c.make_serde(serde, serializer, deserializer)
         self.protocol = protocol
         self.default_noreply = bool(default_noreply)
         self.ignore_exc = bool(ignore_exc)
+        self.allow_unicode_keys = bool(allow_unicode_keys)
+        self.encoding = encoding
         self.key_prefix = key_prefix
+        self.server = servers
+        self._servers_arg = servers
+        options["allow_unicode_keys"] = self.allow_unicode_keys
+        # pymemcache encodes a str value with `encoding`: ASCII refuses any other str value.
+        options["ascii_str_values"] = encoding.replace("-", "").replace("_", "").lower() != "utf8"
         opts = _c.native_options(servers, protocol, connect_timeout, timeout, no_delay, key_prefix,
                                  tls_context, username, password, options)
+        self._request_timeout = opts.get("request_timeout", _c.DEFAULT_REQUEST_TIMEOUT)
+        self._opts = opts
         self._native_args = (opts, bool(io_thread))
         self._open()
         _after_fork_reopen.add(self)
 
     def _open(self):
         self._n = _native.NativeClient(*self._native_args)
-        self._get_value = self._n.fast("get_value")  # without pybind11's dispatch
+        # Plain C entry points of this native client (no pybind11 dispatch): made anew with it
+        # (after a fork too).
+        self._get_value = self._n.fast("get_value")
+        self._get = self._n.fast("get")
+        self._pickled = _c.is_pickle_serde(self._serde)
+        self._get_pickled = self._n.fast("get_pickled")
+        self._get_multi_pickled = self._n.fast("get_multi_pickled")
         self._store = self._n.fast("store")
         self._delete = self._n.fast("delete")
         self._arith = self._n.fast("arith")
@@ -107,14 +134,16 @@ class Client:
             if self._serde is None:
                 v = self._get_value(key)
                 return default if v is None else v
-            v = self._n.get(key, False)
+            if self._pickled:  # pymemcache's pickle serde, read natively
+                return self._get_pickled(key, default)
+            v = self._get(key)
         except _c._exc.MemcacheIllegalInputError:
             raise
         except _c._exc.MemcacheError:
             if self.ignore_exc:
                 return default
             raise
-        return default if v is None else self._decode(key, v)
+        return default if v is None else self._serde.deserialize(key, v[0], v[1])
 
     def gets(self, key, default=None, cas_default=None):
         """(value, cas) of ``key``; (default, cas_default) on a miss. cas is an int."""
@@ -163,13 +192,15 @@ class Client:
 
     def get_many(self, keys):
         """{key: value} of the keys found (split per server, one round trip each)."""
-        if self._serde is None:
+        if self._serde is None or self._pickled:
             if type(keys) is not list:
                 keys = list(keys)
             if not keys:
                 return {}
             try:
-                found, err = self._get_dict(keys)
+                # Without a serde the values are the bytes; with pymemcache's pickle serde they
+                # are read natively, by their flags.
+                found, err = (self._get_dict if self._serde is None else self._get_multi_pickled)(keys)
             except _c._exc.MemcacheIllegalInputError:
                 raise
             except _c._exc.MemcacheError:
@@ -180,7 +211,8 @@ class Client:
                 _c.raise_for(err, "a server did not answer get_many")
             return found
         keys, values, _ = self._many(keys, False)
-        return {k: self._decode(k, v) for k, v in zip(keys, values) if v is not None}
+        deserialize = self._serde.deserialize
+        return {k: deserialize(k, v[0], v[1]) for k, v in zip(keys, values) if v is not None}
 
     get_multi = get_many
 
@@ -211,42 +243,87 @@ class Client:
         st = self._store(mode, key, value, expire, flags, cas, noreply)
         return True if noreply else st
 
+    def _write_failed(self, key, default):
+        """The outcome of a write that raised (the exception in flight): with ignore_exc, the
+        value pymemcache's HashClient returns; a refused oversized set first drops the key's
+        old value, as memcached's own refusal does. Bad input always raises."""
+        try:
+            raise
+        except MemcacheValueTooLargeError:
+            self._drop_stale(key)
+            if not self.ignore_exc:
+                raise
+        except _c._exc.MemcacheIllegalInputError:
+            raise
+        except _c._exc.MemcacheError:
+            if not self.ignore_exc:
+                raise
+        return default
+
+    def _drop_stale(self, key):
+        # memcached unlinks the old item when it refuses a set as too large; folsom refuses
+        # it before sending, so it deletes the key itself (a failure of the delete is moot).
+        try:
+            self._delete(key, False)
+        except _c._exc.MemcacheError:
+            pass
+
     def set(self, key, value, expire=0, noreply=None, flags=None):
-        """Stores ``value``; True (a server's out-of-memory or too-large answer raises)."""
-        st = self._store_cmd(_c.SET, key, value, expire, noreply, flags)
-        return st is True or st == _STORED or _stored(st)
+        """Stores ``value``; True. A value over max_value_size (the server's own refusal too)
+        raises MemcacheValueTooLargeError, a MemcacheServerError, after the key's old value
+        was deleted, as memcached does."""
+        try:
+            st = self._store_cmd(_c.SET, key, value, expire, noreply, flags)
+            return st is True or st == _STORED or _stored(st)
+        except _c._exc.MemcacheError:
+            return self._write_failed(key, False)
 
     def add(self, key, value, expire=0, noreply=None, flags=None):
         """Stores only if ``key`` is absent: True if stored, False if it existed."""
-        st = self._store_cmd(_c.ADD, key, value, expire, noreply, flags)
-        return st is True or _stored(st)
+        try:
+            st = self._store_cmd(_c.ADD, key, value, expire, noreply, flags)
+            return st is True or _stored(st)
+        except _c._exc.MemcacheError:
+            return self._write_failed(None, False)
 
     def replace(self, key, value, expire=0, noreply=None, flags=None):
         """Stores only if ``key`` is present: True if stored, False if it was absent."""
-        st = self._store_cmd(_c.REPLACE, key, value, expire, noreply, flags)
-        return st is True or _stored(st)
+        try:
+            st = self._store_cmd(_c.REPLACE, key, value, expire, noreply, flags)
+            return st is True or _stored(st)
+        except _c._exc.MemcacheError:
+            return self._write_failed(None, False)
 
     def append(self, key, value, expire=0, noreply=None, flags=None):
         """Adds bytes after the value: True, or False if ``key`` is absent."""
-        st = self._store_cmd(_c.APPEND, key, value, expire, noreply, flags)
-        return st is True or _stored(st)
+        try:
+            st = self._store_cmd(_c.APPEND, key, value, expire, noreply, flags)
+            return st is True or _stored(st)
+        except _c._exc.MemcacheError:
+            return self._write_failed(None, False)
 
     def prepend(self, key, value, expire=0, noreply=None, flags=None):
         """Adds bytes before the value: True, or False if ``key`` is absent."""
-        st = self._store_cmd(_c.PREPEND, key, value, expire, noreply, flags)
-        return st is True or _stored(st)
+        try:
+            st = self._store_cmd(_c.PREPEND, key, value, expire, noreply, flags)
+            return st is True or _stored(st)
+        except _c._exc.MemcacheError:
+            return self._write_failed(None, False)
 
     def cas(self, key, value, cas, expire=0, noreply=False, flags=None):
         """Check and set: True if stored, False if changed since ``cas`` was read (EXISTS),
         None if ``key`` is absent."""
-        st = self._store_cmd(_c.CAS, key, value, expire, noreply, flags, _c.cas_int(cas))
-        if st is True:
-            return True
-        if st == _c.EXISTS:
-            return False
-        if st == _c.NOT_FOUND:
-            return None
-        return _stored(st)
+        try:
+            st = self._store_cmd(_c.CAS, key, value, expire, noreply, flags, _c.cas_int(cas))
+            if st is True:
+                return True
+            if st == _c.EXISTS:
+                return False
+            if st == _c.NOT_FOUND:
+                return None
+            return _stored(st)
+        except _c._exc.MemcacheError:
+            return self._write_failed(None, False)
 
     def set_many(self, values, expire=0, noreply=None, flags=None):
         """Stores every item of the dict (quiet pipelines, one barrier per server). Returns the
@@ -258,40 +335,67 @@ class Client:
             items.append((k, data, fl))
         if not items:
             return []
-        results = self._n.set_multi(items, _c.check_expire(expire))
+        try:
+            results = self._n.set_multi(items, _c.check_expire(expire))
+        except MemcacheValueTooLargeError:
+            limit = self._n.max_value_size()
+            for k, data, _ in items:
+                if len(data if not isinstance(data, str) else data.encode()) > limit:
+                    self._drop_stale(k)
+            if not self.ignore_exc:
+                raise
+            return [item[0] for item in items]
+        except _c._exc.MemcacheIllegalInputError:
+            raise
+        except _c._exc.MemcacheError:
+            if not self.ignore_exc:
+                raise
+            return [item[0] for item in items]
         return [item[0] for item, (err, st) in zip(items, results) if err or st != _c.STORED]
 
     set_multi = set_many
 
     def delete(self, key, noreply=None):
         """True if ``key`` was deleted, False if it was absent (True with noreply)."""
-        if self._noreply(noreply):
-            self._delete(key, True)
-            return True
-        return self._delete(key, False) == _c.DELETED
+        try:
+            if self._noreply(noreply):
+                self._delete(key, True)
+                return True
+            return self._delete(key, False) == _c.DELETED
+        except _c._exc.MemcacheError:
+            return self._write_failed(None, False)
 
     def delete_many(self, keys, noreply=None):
         """Deletes every key; True (raises only when every key failed)."""
         keys = list(keys)
         if keys:
-            self._n.delete_multi(keys)
+            try:
+                self._n.delete_multi(keys)
+            except _c._exc.MemcacheError:
+                return self._write_failed(None, True)
         return True
 
     delete_multi = delete_many
 
     def touch(self, key, expire=0, noreply=None):
         """Sets the ttl of ``key``: True, or False if it is absent (True with noreply)."""
-        if self._noreply(noreply):
-            self._n.touch(key, _c.check_expire(expire), True)
-            return True
-        return self._n.touch(key, _c.check_expire(expire), False) == _c.TOUCHED
+        try:
+            if self._noreply(noreply):
+                self._n.touch(key, _c.check_expire(expire), True)
+                return True
+            return self._n.touch(key, _c.check_expire(expire), False) == _c.TOUCHED
+        except _c._exc.MemcacheError:
+            return self._write_failed(None, False)
 
     def touch_many(self, keys, expire=0):
         """Sets every key's ttl; returns the keys that were not touched (absent or failed)."""
         keys = list(keys)
         if not keys:
             return []
-        results = self._n.touch_multi(keys, _c.check_expire(expire))
+        try:
+            results = self._n.touch_multi(keys, _c.check_expire(expire))
+        except _c._exc.MemcacheError:
+            return self._write_failed(None, keys)
         return [k for k, (err, st) in zip(keys, results) if err or st != _c.TOUCHED]
 
     def _arith_cmd(self, incr, key, value, noreply, initial, initial_expire):
@@ -303,7 +407,10 @@ class Client:
             noreply = self.default_noreply if noreply is None else bool(noreply)
         if type(initial_expire) is not int:
             initial_expire = _c.check_expire(initial_expire)
-        return self._arith(incr, key, delta, noreply, initial, initial_expire)
+        try:
+            return self._arith(incr, key, delta, noreply, initial, initial_expire)
+        except _c._exc.MemcacheError:
+            return self._write_failed(None, None)
 
     def incr(self, key, value, noreply=False, initial=None, initial_expire=0):
         """Adds ``value``: the new value, or None if ``key`` is absent (None with noreply).
@@ -345,10 +452,24 @@ class Client:
     # ---- every server -------------------------------------------------------------------
 
     def stats(self, *args):
-        """memcached's stats (a dict as pymemcache returns it: bytes names, converted values).
-        With several servers: {server: dict} of the servers that answered."""
-        nodes = self._n.stats(" ".join(a.decode() if isinstance(a, bytes) else str(a) for a in args))
+        """memcached's stats, with pymemcache's arguments (``stats("slabs")``,
+        ``stats("cachedump", "1", "10")``): a dict as pymemcache returns it (bytes names,
+        converted values). With several servers: {server: dict} of the servers that answered."""
+        try:
+            nodes = self._n.stats(_c.stats_group(args))
+        except _c._exc.MemcacheIllegalInputError:
+            raise
+        except _c._exc.MemcacheError:
+            if self.ignore_exc:
+                return {}
+            raise
         return _c.one_or_many(nodes, _c.stats_dict)
+
+    def cache_memlimit(self, memlimit):
+        """memcached's cache_memlimit (megabytes) on every server; True. An administrative
+        command folsom's protocols do not carry: it goes over a short connection of its own to
+        each server (plain TCP or TLS as the client's; not with SASL)."""
+        return _c.cache_memlimit(self, memlimit)
 
     def version(self):
         """The server's version (bytes); with several servers, {server: version}."""
@@ -356,7 +477,10 @@ class Client:
 
     def flush_all(self, delay=0, noreply=None):
         """Invalidates every item on every server (after ``delay`` seconds); True."""
-        self._n.flush_all(int(delay) if delay else None)
+        try:
+            self._n.flush_all(int(delay) if delay else None)
+        except _c._exc.MemcacheError:
+            return self._write_failed(None, False)
         return True
 
     # ---- folsom's own -------------------------------------------------------------------
@@ -401,7 +525,9 @@ class Client:
     # ---- lifecycle ----------------------------------------------------------------------
 
     def close(self):
-        """Fails every outstanding request with MemcacheClosedError; later calls raise it."""
+        """Drops the connections; the next call connects again, as pymemcache's close() and
+        disconnect_all() (Django calls disconnect_all() after every request). Requests
+        outstanding at the time fail with MemcacheClosedError."""
         self._n.close()
 
     quit = close
@@ -466,3 +592,68 @@ class QuietView:
 
     def decr(self, key, value):
         return self._c.decr(key, value, True)
+
+
+class HashClient(Client):
+    """pymemcache's HashClient, with its positional parameters (``servers, hasher, serde,
+    serializer, deserializer, connect_timeout, timeout, no_delay, socket_module,
+    socket_keepalive, key_prefix, max_pool_size, pool_idle_timeout, lock_generator,
+    retry_attempts, retry_timeout, dead_timeout, use_pooling, ignore_exc, allow_unicode_keys,
+    default_noreply, encoding, tls_context``). A server that fails is taken out of the
+    placement for ``dead_timeout`` seconds (folsom's auto-eject), as pymemcache's HashClient
+    marks it dead; ``retry_timeout`` is the delay before the first reconnect attempt."""
+
+    def __init__(self, servers, hasher=None, serde=None, serializer=None, deserializer=None,
+                 connect_timeout=None, timeout=None, no_delay=None, socket_module=None,
+                 socket_keepalive=None, key_prefix=b"", max_pool_size=None, pool_idle_timeout=0,
+                 lock_generator=None, retry_attempts=2, retry_timeout=1, dead_timeout=60,
+                 use_pooling=False, ignore_exc=False, allow_unicode_keys=False,
+                 default_noreply=False, encoding="ascii", tls_context=None, **options):
+        if hasher is not None and getattr(hasher, "__name__", "") != "RendezvousHash":
+            raise TypeError("folsom places keys with its own distributions (distribution=...): "
+                            "hasher=%r cannot be used" % (hasher,))
+        for name, value in (("retry_attempts", retry_attempts), ("retry_timeout", retry_timeout),
+                            ("dead_timeout", dead_timeout)):
+            if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
+                raise ValueError("%s must be a non-negative number, not %r" % (name, value))
+        # pymemcache's HashClient placement (rendezvous over murmur3): a pymemcache HashClient
+        # user keeps a warm cache. distribution="ketama" gives libmemcached's (pylibmc's).
+        options.setdefault("distribution", "pymemcache_rendezvous")
+        if options["distribution"] in ("pymemcache_rendezvous", "rendezvous"):
+            options.setdefault("hash_with_key_prefix", False)  # pymemcache hashes the bare key
+        options.setdefault("failover", True)
+        options.setdefault("dead_timeout", float(dead_timeout))
+        if retry_timeout:
+            options.setdefault("reconnect_initial_delay", float(retry_timeout))
+        options.update(max_pool_size=max_pool_size, pool_idle_timeout=pool_idle_timeout,
+                       lock_generator=lock_generator, retry_attempts=retry_attempts,
+                       use_pooling=use_pooling)
+        super().__init__(servers, serde, serializer, deserializer, connect_timeout, timeout,
+                         no_delay, ignore_exc, socket_module, socket_keepalive, key_prefix,
+                         default_noreply, allow_unicode_keys, encoding, tls_context, **options)
+
+    def add_server(self, server, port=None):
+        raise NotImplementedError("folsom's server list is fixed at construction (or comes "
+                                  "from discovery=): make a new client")
+
+    remove_server = add_server
+
+
+class PooledClient(Client):
+    """pymemcache's PooledClient, with its positional parameters (``server, serde, serializer,
+    deserializer, connect_timeout, timeout, no_delay, ignore_exc, socket_module,
+    socket_keepalive, key_prefix, max_pool_size, pool_idle_timeout, lock_generator,
+    default_noreply, allow_unicode_keys, encoding, tls_context``). One folsom client already
+    serves every thread (their requests pipeline onto its connections), so the pool's own
+    arguments are accepted and change nothing."""
+
+    def __init__(self, server, serde=None, serializer=None, deserializer=None,
+                 connect_timeout=None, timeout=None, no_delay=None, ignore_exc=False,
+                 socket_module=None, socket_keepalive=None, key_prefix=b"", max_pool_size=None,
+                 pool_idle_timeout=0, lock_generator=None, default_noreply=False,
+                 allow_unicode_keys=False, encoding="ascii", tls_context=None, **options):
+        options.update(max_pool_size=max_pool_size, pool_idle_timeout=pool_idle_timeout,
+                       lock_generator=lock_generator)
+        super().__init__(server, serde, serializer, deserializer, connect_timeout, timeout,
+                         no_delay, ignore_exc, socket_module, socket_keepalive, key_prefix,
+                         default_noreply, allow_unicode_keys, encoding, tls_context, **options)

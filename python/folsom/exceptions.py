@@ -6,29 +6,52 @@ MemcacheUnexpectedCloseError); connection failures and timeouts also derive from
 builtin ConnectionError and TimeoutError, so ``except ConnectionError`` works as well. Every
 exception raised for a failed request carries ``errc``: folsom's name for the error
 ("timeout", "connection_lost", ...).
+
+When pymemcache is importable, each class also derives from pymemcache's class of the same
+meaning, so that a program's ``except pymemcache.exceptions.MemcacheError`` (or
+MemcacheClientError, MemcacheIllegalInputError, MemcacheServerError, MemcacheUnknownError,
+MemcacheUnexpectedCloseError) catches folsom's errors unchanged. A value refused as too large
+is a MemcacheServerError too, as memcached's refusal is in pymemcache.
 """
 
+try:
+    from pymemcache import exceptions as _pymemcache
+except Exception:  # not installed (or broken): folsom's own classes alone
+    _pymemcache = None
 
-class MemcacheError(Exception):
+
+def _also(name):
+    """pymemcache's class `name` as an extra base (none without pymemcache)."""
+    cls = getattr(_pymemcache, name, None) if _pymemcache is not None else None
+    return (cls,) if cls is not None else ()
+
+
+class MemcacheError(*(_also("MemcacheError") or (Exception,))):
     """Base class of every error this package raises."""
 
     errc = None
 
 
-class MemcacheClientError(MemcacheError):
+class MemcacheClientError(MemcacheError, *_also("MemcacheClientError")):
     """The request was refused on the client side, or the server answered CLIENT_ERROR."""
 
 
-class MemcacheIllegalInputError(MemcacheClientError):
+class MemcacheIllegalInputError(MemcacheClientError, *_also("MemcacheIllegalInputError")):
     """A key or value that cannot be sent: wrong type, empty, too long, holding a space or a
     control character, or a value over max_value_size. Nothing was sent."""
 
 
-class MemcacheValueTooLargeError(MemcacheIllegalInputError):
-    """A value over the client's max_value_size (nothing was sent)."""
+class MemcacheServerError(MemcacheError, *_also("MemcacheServerError")):
+    """The server answered SERVER_ERROR (or ERROR)."""
 
 
-class MemcacheUnsupportedError(MemcacheClientError):
+class MemcacheValueTooLargeError(MemcacheIllegalInputError, MemcacheServerError):
+    """A value over the client's max_value_size (nothing was stored; a set first deleted the
+    key's old value, as memcached does when it refuses one), or one the server refused as too
+    large. Also a MemcacheServerError: pymemcache raises that for memcached's refusal."""
+
+
+class MemcacheUnsupportedError(MemcacheClientError, *_also("MemcacheUnknownCommandError")):
     """The operation is not available over the chosen protocol (e.g. SASL over meta)."""
 
 
@@ -40,11 +63,7 @@ class MemcacheOverloadedError(MemcacheClientError):
     """More than max_outstanding_requests in flight: the request failed at once."""
 
 
-class MemcacheServerError(MemcacheError):
-    """The server answered SERVER_ERROR (or ERROR)."""
-
-
-class MemcacheUnknownError(MemcacheError):
+class MemcacheUnknownError(MemcacheError, *_also("MemcacheUnknownError")):
     """The server sent bytes that are not a valid reply; the connection was dropped."""
 
 
@@ -52,7 +71,7 @@ class MemcacheConnectionError(MemcacheError, ConnectionError):
     """No usable connection to the server that owns the key."""
 
 
-class MemcacheUnexpectedCloseError(MemcacheConnectionError):
+class MemcacheUnexpectedCloseError(MemcacheConnectionError, *_also("MemcacheUnexpectedCloseError")):
     """The connection broke under the request (the server closed it, an I/O error)."""
 
 

@@ -56,8 +56,10 @@ async def test_every_method(shared_memcached, protocol):
             await c.get("k" * 251)
         with pytest.raises(folsom.MemcacheIllegalInputError):
             await c.set(3, b"v")
-    with pytest.raises(folsom.MemcacheClosedError):
-        await c.get("k")
+    # closed (the end of async with): the next call connects again, as pymemcache's does
+    assert c.closed
+    assert await c.get("k") == b"c"
+    c.close()
 
 
 async def test_ten_thousand_concurrent_gets_batched(shared_memcached):
@@ -79,10 +81,37 @@ async def test_ten_thousand_concurrent_gets_batched(shared_memcached):
         assert len(answers) == n
         assert all(answers[k] == k.encode() for k in keys)
         assert p1 - p0 == n
-        # completions came in batches: far fewer wake-ups than completions
-        assert w1 - w0 < n / 10, (w1 - w0, n)
-        # and the gets were pipelined: requests in flight together, not one round trip each
+        # Every wake-up delivers at least one completion. How many arrive per wake-up depends
+        # on how the I/O thread and the loop are scheduled (372 wake-ups for 3,000 on a loaded
+        # machine): the batching itself is checked by the next test, where it does not.
+        assert 1 <= w1 - w0 <= n
         assert c.outstanding() == 0
+
+
+async def test_completions_while_the_loop_is_busy_take_one_wake_up(shared_memcached):
+    """The eventfd is written only when the completion queue goes from empty to non-empty: the
+    completions that arrive while the loop runs other code are delivered by one wake-up, which
+    holds however the threads are scheduled (the loop does not drain while it is blocked)."""
+    n = scaled(2000, 500)
+    async with folsom.AsyncClient(shared_memcached.address, protocol="meta",
+                                  max_outstanding_requests=n) as c:
+        keys = ["b%d" % i for i in range(n)]
+        assert await c.set_many({k: b"v" for k in keys}) == []
+        w0, p0 = c.wakeups()
+        tasks = [asyncio.ensure_future(c.get(k)) for k in keys]
+        # Turn 1 runs the tasks (their requests join this turn's batch); turn 2 sends the batch
+        # (_send_batch, scheduled by the first request) and then resumes this coroutine before
+        # the loop polls its reader again.
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)
+        deadline = time.monotonic() + 30
+        while c.wakeups()[1] - p0 < n and time.monotonic() < deadline:
+            time.sleep(0.001)  # the loop is blocked on purpose: nothing drains
+        w1, p1 = c.wakeups()
+        assert p1 - p0 == n
+        assert w1 - w0 == 1
+        assert await asyncio.gather(*tasks) == [b"v"] * n
+        assert c.wakeups()[0] == w1
 
 
 class SilentServer:
@@ -150,7 +179,7 @@ async def test_cancel_cancels_the_request():
             while c.wakeups()[1] - pushed0 < 100 and time.monotonic() < deadline:
                 await asyncio.sleep(0.01)
             assert c.wakeups()[1] - pushed0 == 100
-            assert time.monotonic() - t0 < 5
+            assert time.monotonic() - t0 < 20  # well before the 30 s timeout, even on a loaded machine
             # wait_for's timeout cancels the same way
             with pytest.raises(asyncio.TimeoutError):
                 await asyncio.wait_for(c.get("x"), 0.1)

@@ -1,5 +1,7 @@
-"""Ketama placement: identical to pylibmc's (libmemcached, MEMCACHED_BEHAVIOR_KETAMA_WEIGHTED,
-the mode tests/unit/ketama_libmemcached_compat_test.cpp checks), for 10,000 keys on 3 servers."""
+"""Placement, key by key for 10,000 keys on 3 servers: folsom.Client's ketama identical to
+pylibmc's (libmemcached, MEMCACHED_BEHAVIOR_KETAMA_WEIGHTED, the mode
+tests/unit/ketama_libmemcached_compat_test.cpp checks), and folsom.HashClient's identical to
+pymemcache's HashClient (rendezvous hashing over murmur3)."""
 
 import pylibmc
 import pytest
@@ -55,3 +57,27 @@ def test_weighted_placement_matches(three):
         got.update(mc.get_multi(keys[i:i + 500]))
     assert len(got) == len(keys)
     mc.disconnect_all()
+
+
+@pytest.mark.parametrize("prefix", [b"", b"app:"])
+def test_hash_client_placement_identical_to_pymemcache(three, prefix):
+    """Debian's pymemcache (3.5) hashes a key as the program gave it, without its prefix."""
+    pymemcache_hash = pytest.importorskip("pymemcache.client.hash")
+    servers = [("127.0.0.1", s.port) for s in three]
+    keys = ["user:%d:profile" % i for i in range(9000)]
+    keys += ["q'%d" % i for i in range(300)] + ['d"%d' % i for i in range(300)]
+    keys += ["bs\\%d" % i for i in range(200)] + ["k%d" % i for i in range(200)]
+    assert len(keys) == 10000
+    theirs = pymemcache_hash.HashClient(servers, key_prefix=prefix, default_noreply=False)
+    with folsom.HashClient(servers, key_prefix=prefix) as ours:
+        ours.flush_all()
+        mismatched = [(k, ours.server_for(k), theirs.hasher.get_node(k)) for k in keys
+                      if ours.server_for(k) != theirs.hasher.get_node(k)]
+        assert mismatched == [], mismatched[:5]
+        assert len({ours.server_for(k) for k in keys}) == 3
+        # what one writes, the other finds (the prefix on the wire, not in the placement)
+        assert ours.set_many({k: b"v" for k in keys[:3000]}) == []
+        assert len(theirs.get_many(keys[:3000])) == 3000
+        theirs.set_many({k: b"w" for k in keys[3000:6000]})
+        assert len(ours.get_many(keys[3000:6000])) == 3000
+    theirs.close()

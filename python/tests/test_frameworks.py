@@ -1,0 +1,291 @@
+"""The framework backends against real memcached: Django's folsom.django.FolsomCache (its
+cache API, and requests served through Django's request cycle, which closes every cache after
+each request), cachelib's and Flask-Caching's (CACHE_TYPE), and dogpile.cache's ``folsom``
+backend (dogpile's own pymemcache backend with folsom's client)."""
+
+import threading
+import time
+
+import pytest
+
+from conftest import Memcached
+
+django = pytest.importorskip("django")
+
+
+@pytest.fixture(scope="module")
+def servers():
+    ms = [Memcached(), Memcached(), Memcached()]
+    yield ms
+    for m in ms:
+        m.stop()
+
+
+# ---- Django --------------------------------------------------------------------------------
+
+_views_hits = []
+
+
+def _view(request):
+    from django.core.cache import caches
+    from django.http import HttpResponse
+    cache = caches[request.GET.get("alias", "default")]
+    n = cache.get("visits", 0) + 1
+    cache.set("visits", n)
+    _views_hits.append(n)
+    return HttpResponse(str(n))
+
+
+urlpatterns = []
+
+
+@pytest.fixture(scope="module")
+def django_settings(servers):
+    from django.conf import settings
+    from django.urls import path
+    if settings.configured:
+        pytest.skip("Django settings already configured by another module")
+    locations = [m.address for m in servers]
+    settings.configure(
+        DEBUG=False,
+        SECRET_KEY="folsom-test",
+        ALLOWED_HOSTS=["*"],
+        ROOT_URLCONF=__name__,
+        MIDDLEWARE=[],
+        INSTALLED_APPS=[],
+        CACHES={
+            "default": {"BACKEND": "folsom.django.FolsomCache", "LOCATION": locations},
+            "one": {"BACKEND": "folsom.django.FolsomCache", "LOCATION": locations[0],
+                    "OPTIONS": {"protocol": "binary", "connect_timeout": 1, "timeout": 2}},
+            "disconnecting": {"BACKEND": "folsom.django.FolsomCache",
+                              "LOCATION": ";".join(locations),
+                              "OPTIONS": {"disconnect_on_close": True, "use_pooling": True,
+                                          "max_pool_size": 4}},
+            "pymemcache": {"BACKEND": "django.core.cache.backends.memcached.PyMemcacheCache",
+                           "LOCATION": locations},
+        },
+    )
+    urlpatterns[:] = [path("visit", _view)]
+    django.setup()
+    return settings
+
+
+@pytest.mark.parametrize("alias", ["default", "one", "disconnecting"])
+def test_django_cache_api(django_settings, alias):
+    from django.core.cache import caches
+    from django.core.cache.backends.base import InvalidCacheKey
+    cache = caches[alias]
+    cache.clear()
+    cache.set("k", {"a": [1, 2]}, 60)
+    assert cache.get("k") == {"a": [1, 2]}
+    assert cache.get("missing", "dflt") == "dflt"
+    assert cache.add("k", 1) is False
+    assert cache.add("new", "ünïcode") is True and cache.get("new") == "ünïcode"
+    cache.set("n", 1)
+    assert cache.incr("n", 5) == 6 and cache.decr("n", 2) == 4
+    with pytest.raises(ValueError):
+        cache.incr("absent")
+    assert cache.get_many(["k", "n", "absent"]) == {"k": {"a": [1, 2]}, "n": 4}
+    assert cache.set_many({"a": 1, "b": b"2"}) == []
+    assert cache.get_many(["a", "b"]) == {"a": 1, "b": b"2"}
+    assert cache.touch("a", 60) is True and cache.touch("absent") is False
+    assert cache.delete("a") is True and cache.delete("a") is False
+    cache.delete_many(["b", "k"])
+    assert cache.get_many(["b", "k"]) == {}
+    assert cache.get_or_set("gos", lambda: "made") == "made"
+    cache.set("ключ", "unicode key")  # Django's memcached backends allow non-ASCII keys
+    assert cache.get("ключ") == "unicode key"
+    # a timeout over 30 days: Django sends an absolute time, which must store the value
+    cache.set("long", "kept", 60 * 60 * 24 * 60)
+    assert cache.get("long") == "kept"
+    cache.set("zero", "gone", 0)  # Django: 0 is set-and-expire
+    assert cache.get("zero") is None
+    with pytest.raises(InvalidCacheKey):
+        cache.set("key with spaces", 1)
+    with pytest.raises(InvalidCacheKey):
+        cache.get("x" * 300)
+    with pytest.raises(InvalidCacheKey):
+        cache.get_many(["ok", "bad\nkey"])
+    # an oversized value leaves no stale entry (memcached's 1 MB limit)
+    cache.set("big", "small")
+    try:
+        cache.set("big", "x" * (2 * 1024 * 1024))
+    except Exception:
+        pass
+    assert cache.get("big") is None
+    cache.close()
+    assert cache.get("n") == 4  # usable after close()
+
+
+def test_pymemcache_and_folsom_read_each_others_entries(django_settings):
+    from django.core.cache import caches
+    # three servers: FolsomCache places keys as PyMemcacheCache does (pymemcache's rendezvous)
+    ours, theirs = caches["default"], caches["pymemcache"]
+    ours.clear()
+    for value in ({"a": 1}, "text", b"bytes", 42, [1.5, None]):
+        ours.set("shared", value)
+        assert theirs.get("shared") == value
+        theirs.set("shared2", value)
+        assert ours.get("shared2") == value
+    ours.set_many({"m%d" % i: i for i in range(50)})
+    assert theirs.get_many(["m%d" % i for i in range(50)]) == {"m%d" % i: i for i in range(50)}
+
+
+@pytest.mark.parametrize("alias", ["default", "disconnecting", "one"])
+def test_requests_through_djangos_request_cycle(django_settings, alias):
+    """Django closes every cache when a request finishes (request_finished -> close_caches:
+    disconnect_all() for PyMemcacheCache); the next request still reads and writes."""
+    from django.core.cache import caches
+    from django.core.signals import request_finished
+    from django.test import Client as DjangoClient
+    caches[alias].delete("visits")
+    closes = []
+
+    def count_closes(**kwargs):
+        closes.append(1)
+
+    request_finished.connect(count_closes)
+    try:
+        http = DjangoClient()
+        got = [http.get("/visit", {"alias": alias}).content for _ in range(5)]
+    finally:
+        request_finished.disconnect(count_closes)
+    assert got == [b"1", b"2", b"3", b"4", b"5"]
+    assert len(closes) == 5
+
+
+def test_request_cycle_in_threads(django_settings):
+    """Each thread has its own cache object (Django's), each serving requests that close it."""
+    from django.core.cache import caches
+    from django.test import Client as DjangoClient
+    caches["disconnecting"].delete("visits")
+    errors = []
+
+    def worker():
+        try:
+            http = DjangoClient()
+            for _ in range(10):
+                assert http.get("/visit", {"alias": "disconnecting"}).status_code == 200
+        except Exception as e:  # reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert errors == []
+    # The counter is not atomic (get then set, as a view writes it): every request answered.
+    assert 1 <= caches["disconnecting"].get("visits") <= 40
+
+
+def test_django_options_are_checked(django_settings, servers):
+    from folsom.django import FolsomCache
+    cache = FolsomCache([servers[0].address], {"OPTIONS": {"no_such_option": 1}})
+    with pytest.raises(TypeError):
+        cache.get("k")
+    cache = FolsomCache([servers[0].address], {"OPTIONS": {"max_pool_size": -1}})
+    with pytest.raises(ValueError):
+        cache.get("k")
+
+
+# ---- cachelib and Flask-Caching --------------------------------------------------------------
+
+def test_cachelib_backend(servers):
+    pytest.importorskip("cachelib")
+    from folsom.cachelib import FolsomCache
+    cache = FolsomCache([m.address for m in servers], key_prefix="cl:")
+    assert cache.clear()
+    assert cache.set("k", {"v": 1}, timeout=60)
+    assert cache.get("k") == {"v": 1}
+    assert cache.has("k") and not cache.has("absent")
+    assert cache.add("k", 2) is False
+    assert cache.set_many({"a": 1, "b": "two"}) == ["a", "b"] or cache.get("a") == 1
+    assert cache.get_many("a", "b") == [1, "two"]
+    assert cache.get_dict("a", "b", "c") == {"a": 1, "b": "two", "c": None}
+    assert cache.delete("a") and cache.get("a") is None
+    cache.close()
+    # inc/dec read and write back (cachelib's; its key_prefix is applied twice there)
+    plain = FolsomCache([m.address for m in servers])
+    plain.set("n", 1)
+    assert plain.inc("n") == 2 and plain.dec("n", 2) == 0
+    plain.close()
+
+
+def test_flask_caching_cache_type(servers):
+    flask = pytest.importorskip("flask")
+    pytest.importorskip("flask_caching")
+    from flask_caching import Cache
+    app = flask.Flask(__name__)
+    cache = Cache(app, config={"CACHE_TYPE": "folsom.cachelib.FlaskFolsomCache",
+                               "CACHE_MEMCACHED_SERVERS": [m.address for m in servers],
+                               "CACHE_KEY_PREFIX": "flask:",
+                               "CACHE_OPTIONS": {"protocol": "ascii"}})
+    calls = []
+
+    @app.route("/square/<int:n>")
+    @cache.cached(timeout=60)
+    def square(n):
+        calls.append(n)
+        return str(n * n)
+
+    with app.test_client() as http:
+        cache.clear()
+        assert http.get("/square/7").data == b"49"
+        assert http.get("/square/7").data == b"49"
+        assert calls == [7]  # the second answer came from memcached
+    with app.app_context():
+        cache.set("x", [1, 2])
+        assert cache.get("x") == [1, 2]
+
+
+# ---- dogpile.cache ---------------------------------------------------------------------------
+
+def _dogpile_region(backend, servers, **arguments):
+    dogpile = pytest.importorskip("dogpile.cache")
+    from dogpile.cache import register_backend
+    # An installed folsom registers "folsom" through its entry point (python/pyproject.toml,
+    # checked by python/tools/check-pip-install); a build tree on PYTHONPATH has none.
+    register_backend("folsom", "folsom.dogpile", "FolsomBackend")
+    arguments.setdefault("url", [m.address for m in servers])
+    return dogpile.make_region().configure(backend, expiration_time=60, arguments=arguments)
+
+
+@pytest.mark.parametrize("arguments", [{}, {"folsom_options": {"protocol": "binary"}},
+                                       {"enable_retry_client": True, "retry_attempts": 2},
+                                       {"socket_keepalive": None, "hashclient_dead_timeout": 5}])
+def test_dogpile_folsom_backend(servers, arguments):
+    region = _dogpile_region("folsom", servers, **arguments)
+    calls = []
+
+    @region.cache_on_arguments()
+    def slow(x):
+        calls.append(x)
+        return {"x": x}
+
+    slow.invalidate(3)
+    assert slow(3) == {"x": 3} and slow(3) == {"x": 3}
+    assert calls == [3]
+    region.set("k", "v")
+    assert region.get("k") == "v"
+    region.set_multi({"a": 1, "b": 2})
+    assert region.get_multi(["a", "b"]) == [1, 2]
+    region.delete("a")
+    from dogpile.cache.api import NO_VALUE
+    assert region.get("a") is NO_VALUE
+    region.delete_multi(["b"])
+    assert region.get("b") is NO_VALUE
+    import folsom
+    client = region.backend.client
+    inner = getattr(client, "_client", client)  # RetryingClient wraps it
+    assert isinstance(inner, folsom.HashClient)
+
+
+def test_dogpile_folsom_and_pymemcache_backends_share_entries(servers):
+    pytest.importorskip("pymemcache")
+    ours = _dogpile_region("folsom", servers)  # three servers, placed alike
+    theirs = _dogpile_region("dogpile.cache.pymemcache", servers)
+    ours.set("shared-dp", {"v": [1]})
+    assert theirs.get("shared-dp") == {"v": [1]}
+    theirs.set("shared-dp2", "back")
+    assert ours.get("shared-dp2") == "back"
