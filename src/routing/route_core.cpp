@@ -1,5 +1,6 @@
 #include "routing/route_core.hpp"
 
+#include "folsom/cluster/distribution.hpp"
 #include "folsom/detail/request_memory.hpp"
 #include "folsom/error.hpp"
 
@@ -7,6 +8,7 @@
 #include "net/connection.hpp"
 
 #include <atomic>
+#include <map>
 #include <mutex>
 #include <set>
 #include <string>
@@ -85,12 +87,13 @@ class KeySplitOp final : public detail::Operation {
     std::error_code first_error_;
 };
 
-void collect_ch3_pools(const RouteSpec& r, std::set<std::string>& out) {
-    if (r.type == RouteType::pool && !r.hash_func.empty()) out.insert(r.pool);
+// Each pool's "hash", where a pool route gives one (validate() made a pool's routes agree).
+void collect_pool_hashes(const RouteSpec& r, std::map<std::string, std::string>& out) {
+    if (r.type == RouteType::pool && !r.hash_func.empty()) out.emplace(r.pool, r.hash_func);
     for (const ShadowSpec& s : r.shadows)
-        collect_ch3_pools(s.target.front(), out);
+        collect_pool_hashes(s.target.front(), out);
     for (const RouteSpec& c : r.children)
-        collect_ch3_pools(c, out);
+        collect_pool_hashes(c, out);
 }
 
 }  // namespace
@@ -175,14 +178,18 @@ std::shared_ptr<detail::ClientCore> make_route_core(asio::any_io_executor ex,
         }
     }
     // A pool's placement is its pool routes' "hash" (validate() made them agree): Ch3 makes
-    // its core place keys as mcrouter does; otherwise Options::distribution applies.
-    std::set<std::string> ch3_pools;
-    collect_ch3_pools(config.route, ch3_pools);
+    // its core place keys as mcrouter does, another distribution name as that client does;
+    // otherwise Options::distribution applies.
+    std::map<std::string, std::string> pool_hashes;
+    collect_pool_hashes(config.route, pool_hashes);
     auto make_pool = [&](std::size_t p, std::vector<ServerAddress> s) {
-        if (ch3_pools.count(config.pools[p].name) == 0)
-            return detail::make_pool_core(ex, options, std::move(s));
+        const auto hash = pool_hashes.find(config.pools[p].name);
+        if (hash == pool_hashes.end()) return detail::make_pool_core(ex, options, std::move(s));
+        std::string why;
+        const auto distribution = cluster::parse_distribution(hash->second, &why);
+        if (!distribution) throw RouteConfigError("pools." + config.pools[p].name, why);
         Options placed = options;
-        placed.distribution = cluster::Distribution::mcrouter_ch3;
+        placed.distribution = *distribution;
         return detail::make_pool_core(ex, placed, std::move(s));
     };
     // One pool route, nothing else: the pool's own core is the whole client.
