@@ -142,19 +142,14 @@ struct Row {
     std::string folsom;              // variant id
     std::vector<std::string> peers;  // best (lowest CPU) of these is the comparison
     std::string peer_label;
-    double divide = 1;  // per-key rows: keys per op
-    std::string target;
-    double target_value = 0;  // folsom <= target_value (µs), 0: none
-    double target_ratio = 0;  // folsom/peer <= target_ratio, 0: none
-    double peer_divide = 0;   // the peer's keys per op, when not `divide` (0: as `divide`)
+    double divide = 1;       // per-key rows: keys per op
+    double peer_divide = 0;  // the peer's keys per op, when not `divide` (0: as `divide`)
 };
 
 Row row(std::string label, std::string folsom, std::vector<std::string> peers,
-        std::string peer_label, double divide = 1, std::string target = "", double target_value = 0,
-        double target_ratio = 0, double peer_divide = 0) {
+        std::string peer_label, double divide = 1, double peer_divide = 0) {
     return Row{std::move(label), std::move(folsom), std::move(peers), std::move(peer_label),
-               divide,           std::move(target), target_value,     target_ratio,
-               peer_divide};
+               divide,           peer_divide};
 }
 
 std::string fmt(const char* f, double v) {
@@ -169,9 +164,9 @@ void print_rows(const std::map<std::string, fb::Measurement>& results, const std
                 const char* subject) {
     std::printf(
         "| case | %s CPU µs | %s kops/s | %s allocs/op | peer | peer CPU µs | "
-        "peer kops/s | %s/peer CPU | target | met |\n",
+        "peer kops/s | %s/peer CPU |\n",
         subject, subject, subject, subject);
-    std::printf("|---|---:|---:|---:|---|---:|---:|---:|---|---|\n");
+    std::printf("|---|---:|---:|---:|---|---:|---:|---:|\n");
     for (const auto& r : rows) {
         auto f = results.find(r.folsom);
         if (f == results.end()) continue;
@@ -188,35 +183,29 @@ void print_rows(const std::map<std::string, fb::Measurement>& results, const std
         const double pc =
             peer ? peer->cpu_us_per_op / (r.peer_divide > 0 ? r.peer_divide : r.divide) : 0;
         const double ratio = peer ? fc / pc : 0;
-        std::string met = "";
-        if (r.target_value > 0) met = fc <= r.target_value ? "yes" : "**no**";
-        if (r.target_ratio > 0 && peer) met = ratio <= r.target_ratio ? "yes" : "**no**";
         const double kops_div = r.divide == 1 ? 1e3 : 1e3 / r.divide;  // per-key rows: kkeys/s
         const double peer_kops_div = r.peer_divide > 0 ? 1e3 / r.peer_divide : kops_div;
         std::printf(
-            "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.label.c_str(),
-            fmt("%.3f", fc).c_str(), fmt("%.1f", f->second.ops_per_s / kops_div).c_str(),
+            "| %s | %s | %s | %s | %s | %s | %s | %s |\n", r.label.c_str(), fmt("%.3f", fc).c_str(),
+            fmt("%.1f", f->second.ops_per_s / kops_div).c_str(),
             fmt("%.2f", f->second.allocs_per_op / r.divide).c_str(),
             peer ? (r.peer_label + (r.peers.size() > 1 ? " (" + peer_id + ")" : "")).c_str() : "–",
             peer ? fmt("%.3f", pc).c_str() : "–",
             peer ? fmt("%.1f", peer->ops_per_s / peer_kops_div).c_str() : "–",
-            peer ? fmt("%.2f", ratio).c_str() : "–", r.target.c_str(), met.c_str());
+            peer ? fmt("%.2f", ratio).c_str() : "–");
     }
 }
 
 /// The route trees against the same client without routes: a tree that is one PoolRoute is
-/// served by the pool's own core (<= 1.03x), and an AllSyncRoute over two pools sends each
-/// request twice (<= 2.1x one pool's).
+/// served by the pool's own core, and an AllSyncRoute over two pools sends each request twice.
 void print_route_trees(const std::map<std::string, fb::Measurement>& results) {
     const std::vector<Row> rows = {
         row("pipelined get (1000 in flight), PoolRoute\\|A / no routes",
-            "get.pipe.folsom.route_pool", {"get.pipe.folsom"}, "folsom without routes", 1,
-            "<= 1.03x", 0, 1.03),
+            "get.pipe.folsom.route_pool", {"get.pipe.folsom"}, "folsom without routes", 1),
         row("multi-get 100 keys, PoolRoute\\|A / no routes, per op", "mget100.folsom.route_pool",
-            {"mget100.folsom"}, "folsom without routes", 1, "<= 1.03x", 0, 1.03),
+            {"mget100.folsom"}, "folsom without routes", 1),
         row("pipelined set (1000 in flight), AllSyncRoute over 2 pools / one server",
-            "set.pipe.folsom.allsync2", {"set.pipe.folsom"}, "folsom without routes", 1, "<= 2.1x",
-            0, 2.1),
+            "set.pipe.folsom.allsync2", {"set.pipe.folsom"}, "folsom without routes", 1),
         row("pipelined get (1000 in flight), AllSyncRoute over 2 pools / one server",
             "get.pipe.folsom.allsync2", {"get.pipe.folsom"}, "folsom without routes"),
     };
@@ -501,27 +490,26 @@ int main(int argc, char** argv) try {
 
     const std::vector<Row> rows = {
         row("sequential get", "get.seq.folsom", {"get.seq.libmemcached"}, "libmemcached get"),
-        row("sequential get vs raw socket", "get.seq.folsom", {"get.seq.raw"}, "raw socket", 1,
-            "<= 1.10x raw", 0, 1.10),
+        row("sequential get vs raw socket", "get.seq.folsom", {"get.seq.raw"}, "raw socket", 1),
         row("sequential get, BlockingClient caller-driven", "get.seq.blocking_caller",
             {"get.seq.libmemcached"}, "libmemcached get"),
         row("sequential get, BlockingClient with its I/O thread", "get.seq.blocking",
             {"get.seq.libmemcached"}, "libmemcached get"),
         row("pipelined get (1000 in flight)", "get.pipe.folsom",
             {"get.pipe.libmemcached", "get.pipe.libmemcached_noblock"}, "libmemcached mget+fetch",
-            1, "<= 0.30 us", 0.30),
+            1),
         row("pipelined get_view (zero-copy)", "get.pipe.folsom_view",
             {"get.pipe.libmemcached", "get.pipe.libmemcached_noblock"}, "libmemcached mget+fetch",
-            1, "<= 0.30 us", 0.30),
+            1),
         row("get, batches of 1000 (mget-shaped)", "get.batch.folsom",
             {"get.pipe.libmemcached", "get.pipe.libmemcached_noblock"}, "libmemcached mget+fetch",
-            1, "<= 0.30 us", 0.30),
+            1),
         row("get_view, batches of 1000", "get.batch.folsom_view",
             {"get.pipe.libmemcached", "get.pipe.libmemcached_noblock"}, "libmemcached mget+fetch",
-            1, "<= 0.30 us", 0.30),
+            1),
         row("1000-key multi-get, per key (libmemcached's pipelined form)", "mget1000.folsom",
             {"get.pipe.libmemcached", "get.pipe.libmemcached_noblock"}, "libmemcached mget+fetch",
-            1, "<= 0.30 us", 0.30),
+            1),
         row("multi-get 16 keys, per op", "mget16.folsom", {"mget16.libmemcached"},
             "libmemcached mget+fetch"),
         row("multi-get 16 keys, per key", "mget16.folsom", {"mget16.libmemcached"},
@@ -529,9 +517,9 @@ int main(int argc, char** argv) try {
         row("multi-get 100 keys, per op", "mget100.folsom", {"mget100.libmemcached"},
             "libmemcached mget+fetch"),
         row("multi-get 100 keys, per key", "mget100.folsom", {"mget100.libmemcached"},
-            "libmemcached mget+fetch", 100, "<= 0.06 us", 0.06),
+            "libmemcached mget+fetch", 100),
         row("multi-get_view 100 keys (zero-copy), per key", "mget100.folsom_view",
-            {"mget100.libmemcached"}, "libmemcached mget+fetch", 100, "<= 0.06 us", 0.06),
+            {"mget100.libmemcached"}, "libmemcached mget+fetch", 100),
         row("multi-get_view 100 keys vs raw socket, per key", "mget100.folsom_view",
             {"mget100.raw"}, "raw socket", 100),
         row("sequential set", "set.seq.folsom", {"set.seq.libmemcached"}, "libmemcached set"),
@@ -540,26 +528,22 @@ int main(int argc, char** argv) try {
         row("pipelined set vs noreply", "set.pipe.folsom", {"set.pipe.libmemcached_noreply"},
             "libmemcached BUFFER+NOREPLY"),
         row("quiet pipelined set (ascii noreply)", "set.pipe.folsom_quiet",
-            {"set.pipe.libmemcached_noreply"}, "libmemcached BUFFER+NOREPLY", 1, "<= libmemcached",
-            0, 1.0),
+            {"set.pipe.libmemcached_noreply"}, "libmemcached BUFFER+NOREPLY", 1),
         row("quiet pipelined set, meta (true outcomes)", "set.pipe.folsom_quiet.meta",
-            {"set.pipe.libmemcached_noreply"}, "libmemcached BUFFER+NOREPLY", 1, "<= 0.30 us",
-            0.30),
+            {"set.pipe.libmemcached_noreply"}, "libmemcached BUFFER+NOREPLY", 1),
         row("quiet pipelined set, binary (true outcomes)", "set.pipe.folsom_quiet.binary",
             {"set.pipe.libmemcached_noreply"}, "libmemcached BUFFER+NOREPLY"),
         // libmemcached has no multi-key set: its buffered pipelined set, per set, is the peer.
         row("set_multi 100 keys, per key", "setmulti100.folsom", {"set.pipe.libmemcached_buffered"},
-            "libmemcached BUFFER_REQUESTS set", 100, "<= 0.25 us", 0.25, 0, 1),
+            "libmemcached BUFFER_REQUESTS set", 100, 1),
         row("set_multi 100 keys over meta, per key", "setmulti100.folsom.meta",
-            {"set.pipe.libmemcached_buffered"}, "libmemcached BUFFER_REQUESTS set", 100,
-            "<= 0.25 us", 0.25, 0, 1),
+            {"set.pipe.libmemcached_buffered"}, "libmemcached BUFFER_REQUESTS set", 100, 1),
         row("set_multi 100 keys over binary, per key", "setmulti100.folsom.binary",
-            {"set.pipe.libmemcached_buffered"}, "libmemcached BUFFER_REQUESTS set", 100,
-            "<= 0.25 us", 0.25, 0, 1),
+            {"set.pipe.libmemcached_buffered"}, "libmemcached BUFFER_REQUESTS set", 100, 1),
         row("sequential get over a Unix socket", "get.seq.folsom.unix",
             {"get.seq.libmemcached.unix"}, "libmemcached get, Unix socket"),
         row("sequential get over a Unix socket vs raw Unix socket", "get.seq.folsom.unix",
-            {"get.seq.raw.unix"}, "raw Unix socket", 1, "<= 1.10x raw", 0, 1.10),
+            {"get.seq.raw.unix"}, "raw Unix socket", 1),
         row("sequential get, Unix socket vs TCP loopback", "get.seq.folsom.unix",
             {"get.seq.folsom"}, "folsom over TCP loopback"),
         row("pipelined get over a Unix socket", "get.pipe.folsom.unix", {"get.pipe.folsom"},

@@ -23,11 +23,9 @@
 #include <vector>
 
 int main(int argc, char** argv) {
-    folsom::Options options;
-    options.servers.clear();
+    folsom::Options options;  // no server pushed: the default, 127.0.0.1:11211
     for (int i = 1; i < argc; ++i)
         options.servers.push_back(argv[i]);
-    if (options.servers.empty()) options.servers = {"127.0.0.1:11211"};
 
     asio::io_context io;
     auto work = asio::make_work_guard(io);

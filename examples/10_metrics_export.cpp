@@ -16,11 +16,9 @@
 
 int main(int argc, char** argv) {
     auto registry = std::make_shared<folsom::MetricsRegistry>();
-    folsom::Options options;
-    options.servers.clear();
+    folsom::Options options;  // no server pushed: the default, 127.0.0.1:11211
     for (int i = 1; i < argc; ++i)
         options.servers.push_back(argv[i]);
-    if (options.servers.empty()) options.servers = {"127.0.0.1:11211"};
     options.metrics = registry;
     try {
         folsom::BlockingClient client(options);

@@ -244,7 +244,9 @@ void Commands::add_to(CLI::App& app, std::function<int()>& action) {
         if (store.mode == StoreMode::cas)
             c->add_option("CAS", cas_, "The cas unique from `folsom gets`")->required();
         CLI::Option* value_opt = value_arg(c);
-        c->add_option("--ttl", ttl_, "Time to live in seconds (0: never expires)");
+        c->add_option("--ttl", ttl_,
+                      "Time to live in seconds (0: never expires; over 2592000, 30 days: an "
+                      "absolute Unix time, as memcached reads it; negative: already expired)");
         c->add_option("--flags", flags_, "Client flags stored with the value (32-bit)");
         c->add_flag("--noreply", noreply_,
                     "Quiet write: over meta and binary the server answers only a failure and "
@@ -263,11 +265,11 @@ void Commands::add_to(CLI::App& app, std::function<int()>& action) {
                         return s.client()
                             .async()
                             .quiet()
-                            .store(mode, key_, Bytes(std::move(value)), Ttl{ttl_},
+                            .store(mode, key_, Bytes(std::move(value)), Expiry::from_exptime(ttl_),
                                    StoreOptions{flags_, cas_}, asio::use_future)
                             .get();
-                    return s.client().store(mode, key_, Bytes(std::move(value)), Ttl{ttl_},
-                                            StoreOptions{flags_, cas_});
+                    return s.client().store(mode, key_, Bytes(std::move(value)),
+                                            Expiry::from_exptime(ttl_), StoreOptions{flags_, cas_});
                 });
                 write_stdout(fmt::format("{}\n", to_string(st)));
                 if (st == Status::value_too_large || st == Status::out_of_memory) {
@@ -316,11 +318,16 @@ void Commands::add_to(CLI::App& app, std::function<int()>& action) {
 
     auto* touch = app.add_subcommand("touch", "Set a key's time to live; exit 1 when not found");
     key_arg(touch);
-    touch->add_option("TTL", ttl_, "Time to live in seconds (0: never expires)")->required();
+    touch
+        ->add_option("TTL", ttl_,
+                     "Time to live in seconds (0: never expires; over 2592000, 30 days: an "
+                     "absolute Unix time, as memcached reads it; negative: already expired)")
+        ->required();
     touch->callback([this, &action] {
         action = [this] {
             Session s(g_);
-            const Status st = s.on_key(key_, 0, [&] { return s.client().touch(key_, Ttl{ttl_}); });
+            const Status st = s.on_key(
+                key_, 0, [&] { return s.client().touch(key_, Expiry::from_exptime(ttl_)); });
             write_stdout(fmt::format("{}\n", to_string(st)));
             return st == Status::touched ? 0 : 1;
         };

@@ -173,10 +173,12 @@ std::vector<std::string> GlobalOptions::discover_elasticache() const {
     asio::io_context io;
     std::error_code error = make_error_code(errc::timeout);
     std::vector<ServerAddress> nodes;
-    discovery->resolve(io.get_executor(), [&](std::error_code ec, std::vector<ServerAddress> s) {
-        error = ec;
-        nodes = std::move(s);
-    });
+    // With --tls the endpoint is spoken to over TLS too, as the servers will be.
+    discovery->resolve_for_client(io.get_executor(), tls_options(),
+                                  [&](std::error_code ec, std::vector<ServerAddress> s) {
+                                      error = ec;
+                                      nodes = std::move(s);
+                                  });
     io.run();  // bounded: the discovery's own deadline is --timeout-ms
     if (error) {
         ErrorContext ctx;
@@ -213,18 +215,21 @@ Options GlobalOptions::options(std::vector<std::string> server_list) const {
                             printable(username), password_variable));
         o.sasl = SaslCredentials{username, password};
     }
-    if (tls) {
-        check_readable("--tls-ca", tls_ca);
-        check_readable("--tls-cert", tls_cert);
-        check_readable("--tls-key", tls_key);
-        TlsOptions t;
-        t.ca_file = tls_ca;
-        t.cert_file = tls_cert;
-        t.key_file = tls_key;
-        t.server_name = tls_server_name;
-        o.tls = std::move(t);
-    }
+    o.tls = tls_options();
     return o;
+}
+
+std::optional<TlsOptions> GlobalOptions::tls_options() const {
+    if (!tls) return std::nullopt;
+    check_readable("--tls-ca", tls_ca);
+    check_readable("--tls-cert", tls_cert);
+    check_readable("--tls-key", tls_key);
+    TlsOptions t;
+    t.ca_file = tls_ca;
+    t.cert_file = tls_cert;
+    t.key_file = tls_key;
+    t.server_name = tls_server_name;
+    return t;
 }
 
 }  // namespace folsom::cli

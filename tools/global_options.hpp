@@ -67,6 +67,8 @@ struct GlobalOptions {
     /// The nodes --elasticache lists now (one `config get cluster`, within --timeout-ms).
     /// Throws CliError when the endpoint cannot be asked or answers badly.
     std::vector<std::string> discover_elasticache() const;
+    /// The --tls* options as TlsOptions (nullopt without --tls); refuses unreadable files.
+    std::optional<TlsOptions> tls_options() const;
 
     /// folsom::Options for `servers`, with the protocol, both timeouts, SASL and TLS set, and
     /// with --config the routes (which then name the servers: `server_list` is not used).

@@ -10,18 +10,32 @@
 /// Driver::caller is the shape libmemcached has: a sequential get is written, its reply read
 /// and its result returned on the calling thread, with no thread hand-off (a send(2) and, when
 /// the server has answered by then, a recv(2); else one epoll_wait more). The I/O thread costs
-/// a hand-off each way per request: on one CPU, about 2.2x libmemcached's client CPU per
-/// sequential get, where the caller-driven form costs 1.03-1.13x (bench/e2e_bench.cpp, the
-/// get.seq.blocking rows).
+/// a hand-off each way per request: on one CPU about twice libmemcached's client CPU per
+/// sequential get, where the caller-driven form costs about libmemcached's (docs/performance.md,
+/// the get.seq.blocking rows of bench/e2e_bench.cpp).
 ///
 /// Errors: the folsom error_code of a failed request is thrown as std::system_error; a miss is
 /// an empty optional and other non-error outcomes are a Status, as in Client.
 /// Ownership: every result is an owning copy (Value, MultiGetResult, ...); no view outlives a
 /// call.
+///
+/// After fork(): a BlockingClient made before a fork may be used in the child (a pre-forking
+/// server's workers: gunicorn --preload, uWSGI, PHP-FPM). The child's first call notices the
+/// new process and starts afresh: a new io_context, a new I/O thread (threads do not survive
+/// fork) and new connections, made as the client was made. What it inherited is abandoned,
+/// never used: the parent's connections are out of the child's reach from the fork on (each
+/// descriptor now names an unconnected socket of the child's own), so the child never reads a
+/// reply meant for its parent nor writes into its parent's connections, TLS ones included,
+/// and the parent goes on undisturbed. Requests that the parent's other threads had in flight
+/// at the fork are the parent's: they complete there, never in the child. In the child, call
+/// the client before using async() (or call notify_fork()), and do not fork while a call of
+/// the same client is inside its completion handler. Options::metrics and other objects shared
+/// through the Options are shared with the child's client as given.
 #pragma once
 
 #include "folsom/client.hpp"
 #include "folsom/detail/blocking_loop.hpp"
+#include "folsom/detail/fork_generation.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -65,6 +79,14 @@ class BlockingClient {
     /// The asynchronous client underneath (same connections).
     Client& async() noexcept { return client_; }
 
+    /// In a child process made by fork() after this client: starts it afresh now (see "After
+    /// fork()" above) rather than at its next call. Elsewhere a no-op. Not thread-safe in the
+    /// child: call it before the child starts threads that use the client.
+    void notify_fork() {
+        if (detail::fork_generation() != forks_) [[unlikely]]
+            restart_after_fork();
+    }
+
     /// Client::get: the value, or an empty optional on a miss.
     std::optional<Value> get(std::string_view key) {
         return call<std::optional<Value>>([&](auto h) { client_.get(key, std::move(h)); });
@@ -74,7 +96,7 @@ class BlockingClient {
         return call<std::optional<Value>>([&](auto h) { client_.gets(key, std::move(h)); });
     }
     /// Client::gat: get and set the ttl.
-    std::optional<Value> gat(std::string_view key, Ttl ttl) {
+    std::optional<Value> gat(std::string_view key, Expiry ttl) {
         return call<std::optional<Value>>([&](auto h) { client_.gat(key, ttl, std::move(h)); });
     }
     /// Client::get_multi: the values in key order. Throws only when every server failed.
@@ -82,17 +104,17 @@ class BlockingClient {
         return call<MultiGetResult>([&](auto h) { client_.get_multi(keys, std::move(h)); });
     }
     /// Client::store: the general store.
-    Status store(StoreMode mode, std::string_view key, Bytes value, Ttl ttl,
+    Status store(StoreMode mode, std::string_view key, Bytes value, Expiry ttl,
                  StoreOptions opts = {}) {
         return call<Status>(
             [&](auto h) { client_.store(mode, key, std::move(value), ttl, opts, std::move(h)); });
     }
     /// Client::set: stored (or value_too_large / out_of_memory from the server).
-    Status set(std::string_view key, Bytes value, Ttl ttl = Ttl{0}, std::uint32_t flags = 0) {
+    Status set(std::string_view key, Bytes value, Expiry ttl = {}, std::uint32_t flags = 0) {
         return store(StoreMode::set, key, std::move(value), ttl, {flags, 0});
     }
     /// Client::cas: stored, exists (changed since `cas` was read) or not_found.
-    Status cas(std::string_view key, Bytes value, std::uint64_t cas, Ttl ttl = Ttl{0}) {
+    Status cas(std::string_view key, Bytes value, std::uint64_t cas, Expiry ttl = {}) {
         return store(StoreMode::cas, key, std::move(value), ttl, {0, cas});
     }
     /// Client::del: deleted or not_found.
@@ -100,7 +122,7 @@ class BlockingClient {
         return call<Status>([&](auto h) { client_.del(key, std::move(h)); });
     }
     /// Client::touch: touched or not_found.
-    Status touch(std::string_view key, Ttl ttl) {
+    Status touch(std::string_view key, Expiry ttl) {
         return call<Status>([&](auto h) { client_.touch(key, ttl, std::move(h)); });
     }
     /// Client::incr: the new value, or an empty optional when the key is missing.
@@ -115,13 +137,13 @@ class BlockingClient {
     }
     /// With an initial value: binary and meta protocols only.
     std::optional<std::uint64_t> incr(std::string_view key, std::uint64_t delta,
-                                      std::uint64_t initial, Ttl ttl) {
+                                      std::uint64_t initial, Expiry ttl) {
         return call<std::optional<std::uint64_t>>(
             [&](auto h) { client_.incr(key, delta, initial, ttl, std::move(h)); });
     }
     /// As decr, creating a missing counter holding `initial`: binary and meta protocols only.
     std::optional<std::uint64_t> decr(std::string_view key, std::uint64_t delta,
-                                      std::uint64_t initial, Ttl ttl) {
+                                      std::uint64_t initial, Expiry ttl) {
         return call<std::optional<std::uint64_t>>(
             [&](auto h) { client_.decr(key, delta, initial, ttl, std::move(h)); });
     }
@@ -130,7 +152,7 @@ class BlockingClient {
         return call<MetaGetResult>([&](auto h) { client_.meta_get(key, opts, std::move(h)); });
     }
     /// Client::meta_set (meta protocol only): stored, not_stored, exists or not_found.
-    Status meta_set(std::string_view key, Bytes value, Ttl ttl = Ttl{0},
+    Status meta_set(std::string_view key, Bytes value, Expiry ttl = {},
                     const MetaSetOptions& opts = {}) {
         return call<Status>(
             [&](auto h) { client_.meta_set(key, std::move(value), ttl, opts, std::move(h)); });
@@ -169,6 +191,7 @@ class BlockingClient {
     /// first.
     template <class T, class Start>
     T call(Start&& start) {
+        notify_fork();
         detail::WaitSlot<T> slot;
         const bool lead = loop_.start([&] { start(detail::WaitHandler<T>{&slot, &loop_}); });
         loop_.wait([&] { return slot.done; }, lead);
@@ -176,6 +199,16 @@ class BlockingClient {
         return std::move(slot.value);
     }
 
+    /// Abandons what was inherited across fork (never destroyed: its thread is gone and its
+    /// io_context shares the parent's epoll instance) and makes the client again.
+    void restart_after_fork();
+    /// Leaves the inherited loop and client behind for good, with harmless ones in their
+    /// place (no thread, no connection), for the destructor to end.
+    void abandon_inherited();
+
+    std::function<Client(asio::any_io_executor)> make_;  // how the client was made
+    Driver driver_;
+    std::uint32_t forks_;  // detail::fork_generation() when loop_ and client_ were made
     detail::BlockingLoop loop_;
     Client client_;
 };

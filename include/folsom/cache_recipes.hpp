@@ -78,7 +78,8 @@ using FillDone = std::function<void(std::error_code, std::string)>;
 
 /// How get_or_fill fills, stores and waits.
 struct FillOptions {
-    Ttl ttl{0};               ///< ttl of the stored value (0: never expires)
+    /// When the stored value expires: a ttl (0: never) or an absolute time (expiry.hpp).
+    Expiry ttl{};
     std::uint32_t flags = 0;  ///< client flags of the stored value
     /// Lifetime of the empty stub a miss creates (mg N<ttl>). The win it carries lasts as long:
     /// a fill that takes longer loses its store, and a waiter then wins and fills again.
@@ -344,13 +345,16 @@ auto get_stale_while_revalidate(const Client& client, std::string_view key,
 }
 
 /// Marks `key` stale instead of deleting it (md I T<stale_ttl>): it is still served for up to
-/// `stale_ttl` (0: keep its ttl), and the next get hands one caller the win to refresh it.
-/// void(std::error_code, Status): deleted (marked stale) or not_found.
+/// `stale_ttl`, or until it if an absolute time (a ttl of 0 or less: keep its ttl), and the
+/// next get hands one caller the win to refresh it.
+/// void(std::error_code, Status): deleted (marked stale) or not_found; errc::invalid_argument
+/// for a time that cannot be sent (expiry.hpp).
 template <class Token>
-auto invalidate(Client& client, std::string_view key, Ttl stale_ttl, Token&& token) {
+auto invalidate(Client& client, std::string_view key, Expiry stale_ttl, Token&& token) {
     MetaDeleteOptions d;
     d.invalidate = true;
-    if (stale_ttl.count() > 0) d.stale_ttl = stale_ttl;
+    if (stale_ttl.kind() == Expiry::Kind::absolute || stale_ttl.count() > 0)
+        d.stale_ttl = stale_ttl;
     return client.meta_delete(key, d, std::forward<Token>(token));
 }
 

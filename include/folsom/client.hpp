@@ -8,6 +8,11 @@
 ///     std::optional<folsom::Value> v = co_await client.get("k", asio::use_awaitable);
 ///     std::future<folsom::Status> f = client.del("k", asio::use_future);
 ///
+/// Every ttl is a folsom::Expiry (expiry.hpp): a duration (std::chrono::seconds(60), minutes,
+/// ...) or an absolute std::chrono::system_clock::time_point, or memcached's own exptime
+/// convention through Expiry::from_exptime. A time that memcached cannot be sent (before 1970,
+/// after 2038-01-19 03:14:07 UTC) fails the request with errc::invalid_argument, unsent.
+///
 /// Every operation takes an Asio completion token: a callback, asio::use_future,
 /// asio::use_awaitable, asio::deferred, ... The completion signature is given for each.
 ///
@@ -35,6 +40,16 @@
 /// request with errc::closed. Those completions are delivered through the executor like any
 /// other, so with a user-run io_context they run when it next runs.
 ///
+/// After fork(): a child must not use a Client it inherited, nor the io_context under it (its
+/// threads did not survive the fork, and an io_context shares its epoll instance with the
+/// parent's until io_context::notify_fork(asio::execution_context::fork_child) is called).
+/// From the fork on, the inherited connections cannot reach the parent's peers (each socket
+/// descriptor names an unconnected socket of the child's own), so the child cannot read the
+/// parent's replies or write into its connections even by mistake, and the parent is
+/// undisturbed. In the child, make a new io_context and a new Client, and leave the inherited
+/// ones alone, neither run nor destroyed (their memory is all they cost). BlockingClient
+/// (blocking_client.hpp) does all this itself at the child's first call.
+///
 /// Ownership and lifetime: keys and values passed in are copied (or, for a moved-in
 /// std::string, kept) before the call returns, except the key span of get_multi and friends,
 /// which must stay valid until the initiating function returns (with asio::deferred: until
@@ -46,6 +61,7 @@
 #include "folsom/detail/client_core.hpp"
 #include "folsom/detail/collectors.hpp"
 #include "folsom/error.hpp"
+#include "folsom/expiry.hpp"
 #include "folsom/meta.hpp"
 #include "folsom/options.hpp"
 #include "folsom/protocol/key.hpp"
@@ -69,10 +85,6 @@
 
 namespace folsom {
 
-/// Time to live of a stored item. 0 means "never expires"; negative means "already expired".
-/// Longer than 30 days is sent as an absolute Unix time, as memcached requires.
-using Ttl = std::chrono::seconds;
-
 /// Flags and cas of a store.
 struct StoreOptions {
     std::uint32_t flags = 0;  ///< opaque to the server, returned with the value
@@ -83,8 +95,6 @@ struct StoreOptions {
 enum class StoreMode : std::uint8_t { set, add, replace, append, prepend, cas };
 
 namespace detail {
-/// memcached's exptime for a ttl: relative up to 30 days, absolute Unix time beyond.
-std::uint32_t to_exptime(Ttl ttl) noexcept;
 /// A duration as whole seconds for the wire, clamped to 0..UINT32_MAX (no absolute time).
 constexpr std::uint32_t to_seconds(Ttl ttl) noexcept {
     return ttl.count() <= 0              ? 0
@@ -116,8 +126,8 @@ class Client {
     }
     /// As connect(), delivering completions on `reply_executor` instead of the I/O thread
     /// (Folsom's withReplyExecutor): slow handlers then cannot stall the connections. The cost
-    /// is one post per request (a queue push and a wake-up of a reply thread: about 0.1-0.5 µs
-    /// of CPU here, plus the latency of the hop). A handler's own associated executor
+    /// is one post per request (a queue push and a wake-up of a reply thread, plus the latency
+    /// of the hop; docs/performance.md). A handler's own associated executor
     /// (asio::bind_executor, a coroutine's executor) still takes precedence, and get_view()
     /// callbacks always run on the I/O thread, since their views die with the read buffer.
     static Client connect(asio::any_io_executor io, const Options& options,
@@ -145,15 +155,15 @@ class Client {
     }
     /// Get and touch: returns the value and sets its ttl. void(error_code, optional<Value>)
     template <class Token>
-    auto gat(std::string_view key, Ttl ttl, Token&& token) {
-        return retrieve(detail::OpCode::gat, key, detail::to_exptime(ttl),
-                        std::forward<Token>(token));
+    auto gat(std::string_view key, Expiry ttl, Token&& token) {
+        return retrieve<true>(detail::OpCode::gat, key, detail::to_exptime(ttl),
+                              std::forward<Token>(token));
     }
     /// As gat, with Value::cas set.
     template <class Token>
-    auto gats(std::string_view key, Ttl ttl, Token&& token) {
-        return retrieve(detail::OpCode::gats, key, detail::to_exptime(ttl),
-                        std::forward<Token>(token));
+    auto gats(std::string_view key, Expiry ttl, Token&& token) {
+        return retrieve<true>(detail::OpCode::gats, key, detail::to_exptime(ttl),
+                              std::forward<Token>(token));
     }
 
     /// Zero-copy get: `callback(std::error_code, const ValueView*)` is called once, on the I/O
@@ -197,7 +207,7 @@ class Client {
     }
     /// Multi get-and-touch.
     template <class Token>
-    auto gat_multi(std::span<const std::string_view> keys, Ttl ttl, Token&& token) {
+    auto gat_multi(std::span<const std::string_view> keys, Expiry ttl, Token&& token) {
         return retrieve_multi(detail::OpCode::gat, keys, detail::to_exptime(ttl),
                               std::forward<Token>(token));
     }
@@ -207,47 +217,47 @@ class Client {
     /// The general store. void(std::error_code, Status): stored, not_stored, exists,
     /// not_found, value_too_large, out_of_memory.
     template <class Token>
-    auto store(StoreMode mode, std::string_view key, Bytes value, Ttl ttl, StoreOptions opts,
+    auto store(StoreMode mode, std::string_view key, Bytes value, Expiry ttl, StoreOptions opts,
                Token&& token);
 
     /// Stores unconditionally. void(std::error_code, Status)
     template <class Token>
-    auto set(std::string_view key, Bytes value, Ttl ttl, Token&& token) {
+    auto set(std::string_view key, Bytes value, Expiry ttl, Token&& token) {
         return store(StoreMode::set, key, std::move(value), ttl, {}, std::forward<Token>(token));
     }
     /// As set, with the item's 32-bit flags.
     template <class Token>
-    auto set(std::string_view key, Bytes value, Ttl ttl, std::uint32_t flags, Token&& token) {
+    auto set(std::string_view key, Bytes value, Expiry ttl, std::uint32_t flags, Token&& token) {
         return store(StoreMode::set, key, std::move(value), ttl, {flags, 0},
                      std::forward<Token>(token));
     }
     /// Stores only if the key is absent (else not_stored). void(std::error_code, Status)
     template <class Token>
-    auto add(std::string_view key, Bytes value, Ttl ttl, Token&& token) {
+    auto add(std::string_view key, Bytes value, Expiry ttl, Token&& token) {
         return store(StoreMode::add, key, std::move(value), ttl, {}, std::forward<Token>(token));
     }
     /// Stores only if the key is present (else not_stored). void(std::error_code, Status)
     template <class Token>
-    auto replace(std::string_view key, Bytes value, Ttl ttl, Token&& token) {
+    auto replace(std::string_view key, Bytes value, Expiry ttl, Token&& token) {
         return store(StoreMode::replace, key, std::move(value), ttl, {},
                      std::forward<Token>(token));
     }
     /// Adds bytes after the item's value, keeping its flags and ttl (not_stored when absent).
     template <class Token>
     auto append(std::string_view key, Bytes value, Token&& token) {
-        return store(StoreMode::append, key, std::move(value), Ttl{0}, {},
+        return store(StoreMode::append, key, std::move(value), Expiry{}, {},
                      std::forward<Token>(token));
     }
     /// Adds bytes before the item's value, keeping its flags and ttl (not_stored when absent).
     template <class Token>
     auto prepend(std::string_view key, Bytes value, Token&& token) {
-        return store(StoreMode::prepend, key, std::move(value), Ttl{0}, {},
+        return store(StoreMode::prepend, key, std::move(value), Expiry{}, {},
                      std::forward<Token>(token));
     }
     /// Check-and-set: stores only if the item's cas is still `cas`.
     /// void(std::error_code, Status): stored, exists (changed since), not_found.
     template <class Token>
-    auto cas(std::string_view key, Bytes value, std::uint64_t cas, Ttl ttl, Token&& token) {
+    auto cas(std::string_view key, Bytes value, std::uint64_t cas, Expiry ttl, Token&& token) {
         return store(StoreMode::cas, key, std::move(value), ttl, {0, cas},
                      std::forward<Token>(token));
     }
@@ -264,17 +274,19 @@ class Client {
 
     /// Stores every item (set). Results: stored, or what went wrong for that key.
     template <class Token>
-    auto set_multi(std::span<const KeyValue> items, Ttl ttl, Token&& token) {
+    auto set_multi(std::span<const KeyValue> items, Expiry ttl, Token&& token) {
         return asio::async_initiate<Token, void(std::error_code, MultiWriteResult)>(
             [core = core_, items, ttl](auto handler) {
+                const std::uint32_t exptime = detail::to_exptime(ttl);
                 start_write_multi(
                     core, detail::OpCode::set, items.size(), std::move(handler),
-                    [items, exptime = detail::to_exptime(ttl)](std::size_t i, detail::Request& r) {
+                    [items, exptime](std::size_t i, detail::Request& r) {
                         r.key = items[i].key;
                         r.value = items[i].value;
                         r.flags = items[i].flags;
                         r.exptime = exptime;
-                    });
+                    },
+                    expiry_refusal(exptime));
             },
             token);
     }
@@ -290,15 +302,17 @@ class Client {
     }
     /// Sets every key's ttl. Results: touched, not_found, or an error.
     template <class Token>
-    auto touch_multi(std::span<const std::string_view> keys, Ttl ttl, Token&& token) {
+    auto touch_multi(std::span<const std::string_view> keys, Expiry ttl, Token&& token) {
         return asio::async_initiate<Token, void(std::error_code, MultiWriteResult)>(
             [core = core_, keys, ttl](auto handler) {
+                const std::uint32_t exptime = detail::to_exptime(ttl);
                 start_write_multi(
                     core, detail::OpCode::touch, keys.size(), std::move(handler),
-                    [keys, exptime = detail::to_exptime(ttl)](std::size_t i, detail::Request& r) {
+                    [keys, exptime](std::size_t i, detail::Request& r) {
                         r.key = keys[i];
                         r.exptime = exptime;
-                    });
+                    },
+                    expiry_refusal(exptime));
             },
             token);
     }
@@ -320,13 +334,13 @@ class Client {
     }
     /// void(std::error_code, Status): touched or not_found.
     template <class Token>
-    auto touch(std::string_view key, Ttl ttl, Token&& token) {
+    auto touch(std::string_view key, Expiry ttl, Token&& token) {
         detail::Request r;
         r.code = detail::OpCode::touch;
         r.key = key;
         r.exptime = detail::to_exptime(ttl);
         return single<detail::StatusCollector, void(std::error_code, Status)>(
-            r, std::forward<Token>(token));
+            r, std::forward<Token>(token), expiry_refusal(r.exptime));
     }
     /// void(std::error_code, std::optional<std::uint64_t>): the new value; empty when missing.
     template <class Token>
@@ -342,14 +356,14 @@ class Client {
     /// the result is then `initial`. Binary and meta protocols only; over ascii the request
     /// fails with errc::unsupported (the text protocol cannot create a counter).
     template <class Token>
-    auto incr(std::string_view key, std::uint64_t delta, std::uint64_t initial, Ttl ttl,
+    auto incr(std::string_view key, std::uint64_t delta, std::uint64_t initial, Expiry ttl,
               Token&& token) {
         return arith(detail::OpCode::incr, key, delta, std::forward<Token>(token), initial,
                      detail::to_exptime(ttl));
     }
     /// As decr, creating a missing counter as incr with an initial value does.
     template <class Token>
-    auto decr(std::string_view key, std::uint64_t delta, std::uint64_t initial, Ttl ttl,
+    auto decr(std::string_view key, std::uint64_t delta, std::uint64_t initial, Expiry ttl,
               Token&& token) {
         return arith(detail::OpCode::decr, key, delta, std::forward<Token>(token), initial,
                      detail::to_exptime(ttl));
@@ -377,8 +391,11 @@ class Client {
         r.meta.return_ttl = opts.return_ttl;
         r.meta.return_hit_before = opts.return_hit_before;
         r.meta.return_last_access = opts.return_last_access;
+        const bool unsendable = r.meta.vivify_ttl == detail::invalid_exptime ||
+                                r.meta.touch_ttl == detail::invalid_exptime;
         return single<detail::MetaGetCollector, void(std::error_code, MetaGetResult)>(
-            r, std::forward<Token>(token));
+            r, std::forward<Token>(token),
+            expiry_refusal(unsendable ? detail::invalid_exptime : 0));
     }
     /// As meta_get with default options: the value, cas and flags, no side effects.
     template <class Token>
@@ -390,7 +407,7 @@ class Client {
     /// Status): stored, not_stored (add/replace/append/prepend), exists (cas mismatch),
     /// not_found (cas given, item gone), value_too_large, out_of_memory. Never retried.
     template <class Token>
-    auto meta_set(std::string_view key, Bytes value, Ttl ttl, const MetaSetOptions& opts,
+    auto meta_set(std::string_view key, Bytes value, Expiry ttl, const MetaSetOptions& opts,
                   Token&& token);
 
     /// md with compare-cas C, and invalidate I + T<ttl> (mark stale instead of removing).
@@ -405,7 +422,7 @@ class Client {
         r.meta.invalidate = opts.invalidate;
         if (opts.stale_ttl) r.meta.delete_ttl = detail::to_exptime(*opts.stale_ttl);
         return single<detail::StatusCollector, void(std::error_code, Status)>(
-            r, std::forward<Token>(token));
+            r, std::forward<Token>(token), expiry_refusal(r.meta.delete_ttl.value_or(0)));
     }
 
     // ---- every server ---------------------------------------------------------------------
@@ -440,6 +457,15 @@ class Client {
         r.code = detail::OpCode::del;
         r.key = key;
         return all_nodes<Status>(r, std::forward<Token>(token), protocol::validate_key(key));
+    }
+    /// verbosity <level> on every server (the level of memcached's own logging).
+    /// void(std::error_code, std::vector<NodeResult<Status>>): Status::ok from each server.
+    template <class Token>
+    auto verbosity(std::uint32_t level, Token&& token) {
+        detail::Request r;
+        r.code = detail::OpCode::verbosity;
+        r.level = level;
+        return all_nodes<Status>(r, std::forward<Token>(token));
     }
     /// version of every server. void(std::error_code, std::vector<NodeResult<std::string>>)
     template <class Token>
@@ -482,9 +508,7 @@ class Client {
     /// "host:port" of server `i` (0 <= i < server_count()); lives as long as the client.
     const std::string& server_name(std::size_t i) const noexcept { return core_->server_name(i); }
     /// Which server (index) owns `key` now (with failover, a live server).
-    std::size_t server_for(std::string_view key) const noexcept {
-        return core_->placement_of(key);
-    }
+    std::size_t server_for(std::string_view key) const noexcept { return core_->placement_of(key); }
     /// What each route did, when Options::routes configured a route tree (routes.hpp):
     /// requests, failovers and shadow outcomes by route name. Empty without routes, and for a
     /// tree that is one PoolRoute (served as a client without routes; per-server metrics
@@ -531,21 +555,40 @@ class Client {
     }
 
     /// One request to the server that owns r.key.
+    /// With `refused` set, nothing is sent: the request fails with it (bad input).
     template <class Collector, class Signature, class Token>
-    auto single(const detail::Request& r, Token&& token) {
+    auto single(const detail::Request& r, Token&& token, std::error_code refused = {}) {
         return asio::async_initiate<Token, Signature>(
-            [core = core_](auto handler, const detail::Request& req) mutable {
+            [core = core_, refused](auto handler, const detail::Request& req) mutable {
                 detail::ClientCore& c = *core;  // kept alive by the op until initiated()
                 auto* op = make_op<Collector>(std::move(core), std::move(handler), 1,
                                               detail::TraceInfo{req.code, req.key, 1, true});
                 if (!op) return;
+                if (refused) return refuse(*op, 1, refused);
                 c.submit(c.server_for(req.key), *op, 0, req);
                 op->initiated();
             },
             token, r);
     }
 
-    template <class Token>
+    /// The refusal of a request whose exptime cannot be sent (detail::invalid_exptime: an
+    /// Expiry before the epoch or past 2038-01-19), else no error.
+    static std::error_code expiry_refusal(std::uint32_t exptime) noexcept {
+        return exptime == detail::invalid_exptime ? make_error_code(errc::invalid_argument)
+                                                  : std::error_code{};
+    }
+
+    /// Fails every part of `op` with `ec` without sending anything, and ends its initiation.
+    template <class Op>
+    static void refuse(Op& op, std::uint32_t parts, std::error_code ec) {
+        for (std::uint32_t p = 0; p < parts; ++p)
+            op.on_complete(p, detail::failure(ec));
+        op.initiated();
+    }
+
+    /// Expiring: gat/gats, whose exptime may be one that cannot be sent (get's path has no
+    /// such check).
+    template <bool Expiring = false, class Token>
     auto retrieve(detail::OpCode code, std::string_view key, std::uint32_t exptime, Token&& token) {
         // The request is built inside the initiation (not passed to it, which copied it).
         return asio::async_initiate<Token, void(std::error_code, std::optional<Value>)>(
@@ -561,6 +604,9 @@ class Client {
                     make_op<detail::GetCollector>(std::move(core), std::move(handler), 1,
                                                   detail::TraceInfo{req.code, req.key, 1, true});
                 if (!op) return;
+                if constexpr (Expiring) {
+                    if (auto ec = expiry_refusal(op_exptime)) return refuse(*op, 1, ec);
+                }
                 c.submit(c.server_for(req.key), *op, 0, req);
                 op->initiated();
             },
@@ -586,15 +632,16 @@ class Client {
                             Handler&& handler, Args&&... collector_args);
 
     template <class Token>
-    auto store_request(StoreMode mode, std::string_view key, Bytes value, Ttl ttl,
+    auto store_request(StoreMode mode, std::string_view key, Bytes value, Expiry ttl,
                        StoreOptions opts, bool quiet, Token&& token);
 
     /// A multi-key write of `n` keys: part i is the request `fill(i, request)` describes,
-    /// sent quiet with its outcome required, to the server of its key.
+    /// sent quiet with its outcome required, to the server of its key. With `refused` set,
+    /// nothing is sent: every key fails with it (bad input).
     template <class Handler, class Fill>
     static void start_write_multi(const std::shared_ptr<detail::ClientCore>& core,
-                                  detail::OpCode code, std::size_t n, Handler&& handler,
-                                  Fill fill) {
+                                  detail::OpCode code, std::size_t n, Handler&& handler, Fill fill,
+                                  std::error_code refused = {}) {
         using Op = detail::AsyncOp<detail::MultiWriteCollector, std::decay_t<Handler>>;
         const bool acquired = core->try_acquire();
         const auto parts = static_cast<std::uint32_t>(n);
@@ -608,6 +655,7 @@ class Client {
             op->initiated();
             return;
         }
+        if (refused) return refuse(*op, parts, refused);
         detail::Request r;
         for (std::uint32_t p = 0; p < parts; ++p) {
             r = detail::Request{};
@@ -631,7 +679,7 @@ class Client {
         r.exptime = exptime;
         return single<detail::CounterCollector,
                       void(std::error_code, std::optional<std::uint64_t>)>(
-            r, std::forward<Token>(token));
+            r, std::forward<Token>(token), expiry_refusal(exptime));
     }
 
     /// One request to every current server. With `refused` set, nothing is sent: every
@@ -671,13 +719,13 @@ class Client {
 // ---- out-of-line template members --------------------------------------------------------
 
 template <class Token>
-auto Client::store(StoreMode mode, std::string_view key, Bytes value, Ttl ttl, StoreOptions opts,
+auto Client::store(StoreMode mode, std::string_view key, Bytes value, Expiry ttl, StoreOptions opts,
                    Token&& token) {
     return store_request(mode, key, std::move(value), ttl, opts, false, std::forward<Token>(token));
 }
 
 template <class Token>
-auto Client::store_request(StoreMode mode, std::string_view key, Bytes value, Ttl ttl,
+auto Client::store_request(StoreMode mode, std::string_view key, Bytes value, Expiry ttl,
                            StoreOptions opts, bool quiet, Token&& token) {
     // The request keeps `value` alive until it completes, so a moved-in string is written
     // straight from its own memory.
@@ -701,6 +749,7 @@ auto Client::store_request(StoreMode mode, std::string_view key, Bytes value, Tt
             r.flags = opts.flags;
             r.cas = opts.cas;
             r.exptime = detail::to_exptime(ttl);
+            if (auto ec = expiry_refusal(r.exptime)) return refuse(*op, 1, ec);
             r.quiet = quiet;
             c.submit(c.server_for(key), *op, 0, r);
             op->initiated();
@@ -709,7 +758,7 @@ auto Client::store_request(StoreMode mode, std::string_view key, Bytes value, Tt
 }
 
 template <class Token>
-auto Client::meta_set(std::string_view key, Bytes value, Ttl ttl, const MetaSetOptions& opts,
+auto Client::meta_set(std::string_view key, Bytes value, Expiry ttl, const MetaSetOptions& opts,
                       Token&& token) {
     // As store(): the request keeps `value` alive until it completes.
     return asio::async_initiate<Token, void(std::error_code, Status)>(
@@ -730,6 +779,7 @@ auto Client::meta_set(std::string_view key, Bytes value, Ttl ttl, const MetaSetO
             r.flags = opts.flags;
             r.cas = opts.compare_cas.value_or(0);
             r.exptime = detail::to_exptime(ttl);
+            if (auto ec = expiry_refusal(r.exptime)) return refuse(*op, 1, ec);
             r.meta.invalidate = opts.invalidate;
             r.meta.set_mode = static_cast<std::uint8_t>(opts.mode);
             core->submit(core->server_for(key), *op, 0, r);
@@ -758,6 +808,11 @@ void Client::start_multi(const std::shared_ptr<detail::ClientCore>& core, detail
             op->on_complete(p, detail::failure(make_error_code(errc::overloaded)));
         op->initiated();
         return;
+    }
+    if (exptime == detail::invalid_exptime) {  // gat_multi with an Expiry that cannot be sent
+        c.plan(c.scratch(keys.size()), ~std::size_t{0});
+        op->add_parts(c.part_count());
+        return refuse(*op, c.part_count(), make_error_code(errc::invalid_argument));
     }
     const std::span<std::uint32_t> server_of = c.scratch(keys.size());
     core->servers_for(c.keys(), server_of);

@@ -18,6 +18,7 @@
 /// Thread-safety: plain values. Ownership: results own their bytes. Errors: see Client.
 #pragma once
 
+#include "folsom/expiry.hpp"
 #include "folsom/value.hpp"
 
 #include <chrono>
@@ -28,14 +29,15 @@ namespace folsom {
 
 /// What a Client::meta_get asks for besides the value, its cas and flags (always returned).
 struct MetaGetOptions {
-    /// N<ttl>: on a miss, create an empty item living `ttl` and hand this caller the win (W);
-    /// later callers then see that stub with Z until someone stores over it.
-    std::optional<std::chrono::seconds> vivify_on_miss;
+    /// N<ttl>: on a miss, create an empty item living `ttl` (or until an absolute time:
+    /// expiry.hpp) and hand this caller the win (W); later callers then see that stub with Z
+    /// until someone stores over it.
+    std::optional<Expiry> vivify_on_miss{};
     /// R<ttl>: when the item's remaining ttl is below this, hand out the win (W) to one caller
     /// so it refreshes the value before it expires (the others keep getting it, with Z).
-    std::optional<std::chrono::seconds> recache_below;
-    /// T<ttl>: update the item's ttl on a hit.
-    std::optional<std::chrono::seconds> touch;
+    std::optional<std::chrono::seconds> recache_below{};
+    /// T<ttl>: update the item's ttl (or absolute expiry time) on a hit.
+    std::optional<Expiry> touch{};
     /// u: don't bump the item in the LRU, nor mark it as fetched.
     bool no_bump = false;
     /// t: return the remaining ttl in MetaGetResult::ttl.
@@ -81,7 +83,7 @@ struct MetaSetOptions {
     std::uint32_t flags = 0;              ///< F<flags>: the item's client flags
     /// C<cas>: store only if the item's cas is still this (else Status::exists, or not_found
     /// when the item is gone). This is how a W winner stores its refreshed value.
-    std::optional<std::uint64_t> compare_cas;
+    std::optional<std::uint64_t> compare_cas{};
     /// I (with compare_cas): a cas *older* than the item's still stores, but marks the item
     /// stale (X), so the next get hands out a win to refresh it again.
     bool invalidate = false;
@@ -91,12 +93,12 @@ struct MetaSetOptions {
 struct MetaDeleteOptions {
     /// C<cas>: delete only if the item's cas is still this (else Status::exists). A failed
     /// fill releases its stub this way, without removing a value someone else stored since.
-    std::optional<std::uint64_t> compare_cas;
+    std::optional<std::uint64_t> compare_cas{};
     /// I: don't remove the item; mark it stale (X) and bump its cas. The next meta_get is
     /// handed the win (W) to recache it; the others are served the stale value with Z.
     bool invalidate = false;
-    /// T<ttl>, with invalidate: how long the stale item may still be served.
-    std::optional<std::chrono::seconds> stale_ttl;
+    /// T<ttl>, with invalidate: how long (or until when) the stale item may still be served.
+    std::optional<Expiry> stale_ttl{};
 };
 
 }  // namespace folsom

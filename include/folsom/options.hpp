@@ -56,10 +56,30 @@ struct SaslCredentials {
     // Both have initialisers: designated initialisers may leave either out.
 };
 
+/// The server a Client connects to when Options::servers is empty (and neither discovery nor
+/// routes name the servers): memcached's own default address.
+inline constexpr const char* default_server = "127.0.0.1:11211";
+
+/// TCP keepalive (Options::tcp_keepalive): on an idle connection, a probe after `idle`, then
+/// every `interval`; after `count` unanswered probes the kernel ends the connection, which
+/// then fails and reconnects as on any other loss. It finds a peer that vanished without a
+/// word (a host gone, a NAT or load balancer that forgot the connection), which an idle
+/// connection would otherwise never notice. Linux limits: idle and interval 1..32767 s, count
+/// 1..127; outside them Client::connect throws std::system_error(errc::invalid_argument).
+struct TcpKeepalive {
+    std::chrono::seconds idle{60};      ///< idle time before the first probe (TCP_KEEPIDLE)
+    std::chrono::seconds interval{10};  ///< between probes (TCP_KEEPINTVL)
+    int count = 3;                      ///< unanswered probes before the end (TCP_KEEPCNT)
+};
+
 /// Everything a Client is configured with; every field has a usable default.
 struct Options {
     /// "host:port" entries (port defaults to 11211; "host:port:weight" sets a ketama weight).
-    std::vector<std::string> servers = {"127.0.0.1:11211"};
+    /// Starts empty, so that `push_back` (as with libmemcached's memcached_server_add) gives
+    /// exactly the servers pushed. Empty at connect (without `discovery` or `routes`): one
+    /// server, default_server (127.0.0.1:11211, memcached's default). The environment
+    /// ($MEMCACHED_SERVERS) is not read here; the `folsom` program reads it.
+    std::vector<std::string> servers{};
 
     /// The wire protocol; ASCII works with every memcached.
     Protocol protocol = Protocol::ascii;
@@ -99,6 +119,15 @@ struct Options {
 
     /// Disable Nagle's algorithm (small pipelined requests go out at once).
     bool tcp_nodelay = true;
+
+    /// TCP keepalive on every TCP connection (not Unix sockets) when set; see TcpKeepalive.
+    std::optional<TcpKeepalive> tcp_keepalive = std::nullopt;
+
+    /// TCP_USER_TIMEOUT: data written but unacknowledged for this long ends the connection
+    /// (and, with tcp_keepalive, so do unanswered probes once this long has passed, whatever
+    /// the count). 0: the system's default. 0..2^31-1 ms, else Client::connect throws
+    /// std::system_error(errc::invalid_argument).
+    std::chrono::milliseconds tcp_user_timeout{0};
 
     // ---- key namespace ------------------------------------------------------------------
 
@@ -179,6 +208,20 @@ struct Options {
     /// for that connection with errc::auth_failed, and the connection retries with the usual
     /// growing backoff (requests in between fail fast with errc::not_connected).
     std::optional<SaslCredentials> sasl = std::nullopt;
+
+    /// Log in on every connect and reconnect, before any request. Over ascii and meta:
+    /// memcached's text-protocol authentication (a server started with `-Y <auth file>`,
+    /// memcached >= 1.5.15; see docs/connections.md). Over binary: SASL PLAIN, as `sasl`
+    /// (set one or the other, not both). A refused login fails the requests waiting for that
+    /// connection with errc::auth_failed, and the connection retries with the usual growing
+    /// backoff; a text server that does not ask for a login fails the connect with
+    /// errc::unsupported and is never sent the password. For the text login, each is 1..250
+    /// bytes with no space or control character, and the username has no ':'; otherwise
+    /// Client::connect throws std::system_error(errc::invalid_argument). The password
+    /// crosses the network in clear (use TLS off trusted networks) and is never written into
+    /// an error message, a metric or a log.
+    std::string username{};
+    std::string password{};  ///< see username
 
     // ---- observability (docs/observability.md) ----------------------------------------
 

@@ -51,48 +51,48 @@ class QuietClient {
 
     /// The general store, quiet. void(std::error_code, Status)
     template <class Token>
-    auto store(StoreMode mode, std::string_view key, Bytes value, Ttl ttl, StoreOptions opts,
+    auto store(StoreMode mode, std::string_view key, Bytes value, Expiry ttl, StoreOptions opts,
                Token&& token) {
         return client_.store_request(mode, key, std::move(value), ttl, opts, true,
                                      std::forward<Token>(token));
     }
     /// Stores unconditionally. void(std::error_code, Status): stored (sent over ascii).
     template <class Token>
-    auto set(std::string_view key, Bytes value, Ttl ttl, Token&& token) {
+    auto set(std::string_view key, Bytes value, Expiry ttl, Token&& token) {
         return store(StoreMode::set, key, std::move(value), ttl, {}, std::forward<Token>(token));
     }
     /// As set, with the item's 32-bit flags.
     template <class Token>
-    auto set(std::string_view key, Bytes value, Ttl ttl, std::uint32_t flags, Token&& token) {
+    auto set(std::string_view key, Bytes value, Expiry ttl, std::uint32_t flags, Token&& token) {
         return store(StoreMode::set, key, std::move(value), ttl, {flags, 0},
                      std::forward<Token>(token));
     }
     /// Stores only if the key is absent: stored or not_stored.
     template <class Token>
-    auto add(std::string_view key, Bytes value, Ttl ttl, Token&& token) {
+    auto add(std::string_view key, Bytes value, Expiry ttl, Token&& token) {
         return store(StoreMode::add, key, std::move(value), ttl, {}, std::forward<Token>(token));
     }
     /// Stores only if the key is present: stored or not_stored.
     template <class Token>
-    auto replace(std::string_view key, Bytes value, Ttl ttl, Token&& token) {
+    auto replace(std::string_view key, Bytes value, Expiry ttl, Token&& token) {
         return store(StoreMode::replace, key, std::move(value), ttl, {},
                      std::forward<Token>(token));
     }
     /// Adds bytes after the value: stored or not_stored.
     template <class Token>
     auto append(std::string_view key, Bytes value, Token&& token) {
-        return store(StoreMode::append, key, std::move(value), Ttl{0}, {},
+        return store(StoreMode::append, key, std::move(value), Expiry{}, {},
                      std::forward<Token>(token));
     }
     /// Adds bytes before the value: stored or not_stored.
     template <class Token>
     auto prepend(std::string_view key, Bytes value, Token&& token) {
-        return store(StoreMode::prepend, key, std::move(value), Ttl{0}, {},
+        return store(StoreMode::prepend, key, std::move(value), Expiry{}, {},
                      std::forward<Token>(token));
     }
     /// Check-and-set: stored, exists (changed since) or not_found.
     template <class Token>
-    auto cas(std::string_view key, Bytes value, std::uint64_t cas, Ttl ttl, Token&& token) {
+    auto cas(std::string_view key, Bytes value, std::uint64_t cas, Expiry ttl, Token&& token) {
         return store(StoreMode::cas, key, std::move(value), ttl, {0, cas},
                      std::forward<Token>(token));
     }
@@ -106,12 +106,12 @@ class QuietClient {
     }
     /// void(std::error_code, Status): touched or not_found (sent over ascii).
     template <class Token>
-    auto touch(std::string_view key, Ttl ttl, Token&& token) {
+    auto touch(std::string_view key, Expiry ttl, Token&& token) {
         detail::Request r;
         r.code = detail::OpCode::touch;
         r.key = key;
         r.exptime = detail::to_exptime(ttl);
-        return quiet_status(r, std::forward<Token>(token));
+        return quiet_status(r, std::forward<Token>(token), Client::expiry_refusal(r.exptime));
     }
     /// void(std::error_code, Status): ok (applied) or not_found (sent over ascii).
     template <class Token>
@@ -137,10 +137,10 @@ class QuietClient {
         return quiet_status(r, std::forward<Token>(token));
     }
     template <class Token>
-    auto quiet_status(detail::Request r, Token&& token) {
+    auto quiet_status(detail::Request r, Token&& token, std::error_code refused = {}) {
         r.quiet = true;
         return client_.single<detail::StatusCollector, void(std::error_code, Status)>(
-            r, std::forward<Token>(token));
+            r, std::forward<Token>(token), refused);
     }
 
     Client client_;

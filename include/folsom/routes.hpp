@@ -17,6 +17,7 @@
 
 #include "folsom/error.hpp"
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -25,6 +26,8 @@
 #include <vector>
 
 namespace folsom {
+
+enum class Protocol : std::uint8_t;  // options.hpp: ascii, binary, meta
 
 /// The kinds of route (mcrouter's route handle names in the comments).
 enum class RouteType : std::uint8_t {
@@ -104,12 +107,34 @@ struct RouteSpec {
     std::string error_message{};
 };
 
-/// A named group of servers: one ketama ring (or Ch3 placement, as its pool routes say).
+/// A named group of servers: one ketama ring (or Ch3 placement, as its pool routes say, or
+/// WeightedCh3 with `weights`). The optional fields are mcrouter's pool options; unset, the
+/// pool takes the client's Options, so pools differ only where their configuration says.
 struct PoolSpec {
     /// The pool's name, as routes refer to it ("PoolRoute|<name>").
     std::string name{};
     /// As Options::servers: "host:port", "host:port:weight", or a Unix socket path.
     std::vector<std::string> servers{};
+    /// mcrouter's "server_timeout" (milliseconds, at least 1): this pool's
+    /// Options::request_timeout. Unset: the client's.
+    std::optional<std::chrono::milliseconds> server_timeout{};
+    /// mcrouter's "protocol": this pool's wire protocol (JSON: "ascii", or folsom's "binary"
+    /// and "meta"; mcrouter's own caret, umbrella and thrift are refused). Unset: the client's
+    /// Options::protocol.
+    std::optional<Protocol> protocol{};
+    /// mcrouter's "security_mech": true ("tls") connects this pool with TLS, using
+    /// Options::tls's settings when the client has them and TlsOptions' defaults otherwise;
+    /// false ("plain") connects it without TLS even when Options::tls is set. Unset: as
+    /// Options::tls says.
+    std::optional<bool> tls{};
+    /// mcrouter's "weights": one weight in [0, 1] per server, not all 0. The pool then places
+    /// keys as mcrouter's WeightedCh3 does (a server's share of keys shrinks with its weight;
+    /// 0 gives it none), and its pool routes take no "hash" and no shadows. Empty: no weights.
+    std::vector<double> weights{};
+    /// mcrouter's "keep_routing_prefix". folsom has no mcrouter routing prefixes
+    /// ("/region/cluster/"): every key is sent to the pool as given, which is what true asks.
+    /// false (mcrouter's default) is accepted and changes nothing (docs/routing.md).
+    bool keep_routing_prefix = false;
 };
 
 /// Thrown for a configuration that cannot be used. what() is one line: "<json path>: <why>".

@@ -119,13 +119,13 @@ class TypedClient {
     }
     /// Get and touch: the value, and its ttl set to `ttl`. void(std::error_code, optional<V>)
     template <class Token>
-    auto gat(std::string_view key, Ttl ttl, Token&& token) {
+    auto gat(std::string_view key, Expiry ttl, Token&& token) {
         return retrieve<V>([key, ttl](Client& c, auto h) { c.gat(key, ttl, std::move(h)); },
                            std::forward<Token>(token));
     }
     /// As gat, with the cas. void(std::error_code, std::optional<WithCas<V>>)
     template <class Token>
-    auto gats(std::string_view key, Ttl ttl, Token&& token) {
+    auto gats(std::string_view key, Expiry ttl, Token&& token) {
         return retrieve<WithCas<V>>(
             [key, ttl](Client& c, auto h) { c.gats(key, ttl, std::move(h)); },
             std::forward<Token>(token));
@@ -147,7 +147,7 @@ class TypedClient {
     }
     /// Multi get-and-touch. void(std::error_code, TypedMultiGetResult<V>)
     template <class Token>
-    auto gat_multi(std::span<const std::string_view> keys, Ttl ttl, Token&& token) {
+    auto gat_multi(std::span<const std::string_view> keys, Expiry ttl, Token&& token) {
         return retrieve_multi<V>(
             [keys, ttl](Client& c, auto h) { c.gat_multi(keys, ttl, std::move(h)); },
             std::forward<Token>(token));
@@ -158,23 +158,23 @@ class TypedClient {
     /// Stores `value` (encoded, with the transcoder's flags) unconditionally.
     /// void(std::error_code, Status)
     template <class Token>
-    auto set(std::string_view key, const V& value, Ttl ttl, Token&& token) {
+    auto set(std::string_view key, const V& value, Expiry ttl, Token&& token) {
         return store(StoreMode::set, key, value, ttl, 0, std::forward<Token>(token));
     }
     /// Stores only if the key is absent (else not_stored). void(std::error_code, Status)
     template <class Token>
-    auto add(std::string_view key, const V& value, Ttl ttl, Token&& token) {
+    auto add(std::string_view key, const V& value, Expiry ttl, Token&& token) {
         return store(StoreMode::add, key, value, ttl, 0, std::forward<Token>(token));
     }
     /// Stores only if the key is present (else not_stored). void(std::error_code, Status)
     template <class Token>
-    auto replace(std::string_view key, const V& value, Ttl ttl, Token&& token) {
+    auto replace(std::string_view key, const V& value, Expiry ttl, Token&& token) {
         return store(StoreMode::replace, key, value, ttl, 0, std::forward<Token>(token));
     }
     /// Check-and-set with the cas from gets(): stored, exists (changed since) or not_found.
     /// void(std::error_code, Status)
     template <class Token>
-    auto cas(std::string_view key, const V& value, std::uint64_t cas, Ttl ttl, Token&& token) {
+    auto cas(std::string_view key, const V& value, std::uint64_t cas, Expiry ttl, Token&& token) {
         return store(StoreMode::cas, key, value, ttl, cas, std::forward<Token>(token));
     }
 
@@ -187,13 +187,13 @@ class TypedClient {
     }
     /// Client::touch. void(std::error_code, Status): touched or not_found.
     template <class Token>
-    auto touch(std::string_view key, Ttl ttl, Token&& token) {
+    auto touch(std::string_view key, Expiry ttl, Token&& token) {
         return client_.touch(key, ttl, std::forward<Token>(token));
     }
 
   private:
     template <class Token>
-    auto store(StoreMode mode, std::string_view key, const V& value, Ttl ttl, std::uint64_t cas,
+    auto store(StoreMode mode, std::string_view key, const V& value, Expiry ttl, std::uint64_t cas,
                Token&& token) {
         // Encoded now, on the caller's thread; the moved-in bytes are then never copied again
         // (large ones are written to the socket straight from this string).

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <mutex>
+#include <pthread.h>
 
 namespace folsom::detail {
 namespace {
@@ -91,6 +92,11 @@ class Depot {
         free_chain(chain);
     }
 
+    // Held across fork() (pthread_atfork, see depot()): a thread of the parent that held it
+    // at the fork does not exist in the child, which would otherwise wait for it forever.
+    void lock_for_fork() { mu_.lock(); }
+    void unlock_after_fork() { mu_.unlock(); }
+
   private:
     std::mutex mu_;
     Block* batches_[size_classes] = {};
@@ -99,7 +105,12 @@ class Depot {
 
 Depot& depot() noexcept {
     // Never destroyed: threads may still free requests while the program exits.
-    static Depot* d = new Depot;
+    static Depot* d = [] {
+        auto* made = new Depot;
+        ::pthread_atfork([] { depot().lock_for_fork(); }, [] { depot().unlock_after_fork(); },
+                         [] { depot().unlock_after_fork(); });
+        return made;
+    }();
     return *d;
 }
 

@@ -6,19 +6,12 @@ namespace folsom {
 
 namespace detail {
 
-std::uint32_t to_exptime(Ttl ttl) noexcept {
-    // memcached reads exptimes above 30 days as absolute Unix times.
-    constexpr std::int64_t thirty_days = 60 * 60 * 24 * 30;
-    const std::int64_t s = ttl.count();
-    if (s == 0) return 0;
-    // Negative: already expired. An absolute time in 1970 is in the past for memcached.
-    if (s < 0) return static_cast<std::uint32_t>(thirty_days + 1);
-    if (s <= thirty_days) return static_cast<std::uint32_t>(s);
-    const std::int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
-                                 std::chrono::system_clock::now().time_since_epoch())
-                                 .count();
-    const std::int64_t at = now + s;
-    return at > 0xffffffffLL ? 0xffffffffu : static_cast<std::uint32_t>(at);
+std::uint32_t to_exptime(Expiry e) noexcept {
+    // The clock is read only when it matters: a duration over 30 days becomes now + ttl.
+    if (e.kind() != Expiry::Kind::relative || e.count() <= thirty_days) return to_exptime(e, 0);
+    const auto now = std::chrono::floor<std::chrono::seconds>(
+        std::chrono::system_clock::now().time_since_epoch());
+    return to_exptime(e, now.count());
 }
 
 }  // namespace detail

@@ -369,8 +369,7 @@ class Store {
     }
 
     Outcome stats(const Request& r, TimePoint now) {
-        if (!r.group.empty() && protocol::validate_key(r.group))
-            return Outcome::error(errc::invalid_argument);
+        if (protocol::validate_stats_group(r.group)) return Outcome::error(errc::invalid_argument);
         Outcome o;
         auto add = [&](const char* name, auto value) {
             if constexpr (std::is_convertible_v<decltype(value), std::string>)

@@ -11,7 +11,9 @@
 #include "cluster/retrying_core.hpp"
 #include "cluster/server_core.hpp"
 #include "net/connection.hpp"
+#include "net/socket_options.hpp"
 #include "routing/route_core.hpp"
+#include "wire/protocol_driver.hpp"
 
 #include <system_error>
 
@@ -44,14 +46,20 @@ std::shared_ptr<ClientCore> make_client_core(asio::any_io_executor ex, const Opt
         throw std::system_error(ec,
                                 "Options::key_prefix must be at most 249 bytes without "
                                 "spaces or control characters");
+    // Refused here, before anything connects (a discovered server's connections are made later).
+    check_credentials(options);
+    if (auto why = net::tcp_options_refusal(options); !why.empty())
+        throw std::system_error(make_error_code(errc::invalid_argument), why);
     std::shared_ptr<ClientCore> core;
     if (options.routes) {
         core = routing::make_route_core(ex, options);
     } else {
         std::vector<ServerAddress> servers;
         if (!options.discovery) {
-            if (options.servers.empty()) throw std::system_error(errc::invalid_argument);
-            for (const auto& s : options.servers) {
+            // No server named: memcached's default address (Options::servers says why the
+            // list starts empty rather than holding it).
+            const std::vector<std::string> fallback{default_server};
+            for (const auto& s : options.servers.empty() ? fallback : options.servers) {
                 ServerAddress addr;
                 std::string why;
                 if (auto ec = parse_server_address(s, addr, &why)) throw std::system_error(ec, why);

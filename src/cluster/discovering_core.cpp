@@ -3,9 +3,9 @@
 namespace folsom::detail {
 
 DiscoveringCore::DiscoveringCore(std::shared_ptr<ServerCore> inner, const Options& options)
-    : ClientCore(options.max_outstanding_requests),
-      inner_(std::move(inner)),
+    : ForwardingCore(std::move(inner), options.max_outstanding_requests),
       discovery_(options.discovery),
+      tls_(options.tls),
       interval_(std::max(options.discovery_interval, std::chrono::milliseconds(1))),
       timer_(inner_->executor()) {}
 
@@ -17,8 +17,8 @@ void DiscoveringCore::refresh() {
     std::lock_guard lk(mu_);
     if (stopped_) return;
     // The handler holds only a weak reference: a client dropped mid-resolution goes away.
-    cancel_ = discovery_->resolve(
-        inner_->executor(),
+    cancel_ = discovery_->resolve_for_client(
+        inner_->executor(), tls_,
         [weak = weak_from_this()](std::error_code ec, std::vector<ServerAddress> servers) {
             auto self = weak.lock();
             if (!self) return;

@@ -7,6 +7,7 @@
 
 #include "folsom/cluster/discovery.hpp"
 
+#include "cluster/forwarding_core.hpp"
 #include "cluster/server_core.hpp"
 
 #include <asio/steady_timer.hpp>
@@ -16,7 +17,7 @@
 
 namespace folsom::detail {
 
-class DiscoveringCore final : public ClientCore,
+class DiscoveringCore final : public ForwardingCore<ServerCore>,
                               public std::enable_shared_from_this<DiscoveringCore> {
   public:
     DiscoveringCore(std::shared_ptr<ServerCore> inner, const Options& options);
@@ -24,31 +25,7 @@ class DiscoveringCore final : public ClientCore,
     /// Resolves at once, then every discovery_interval. Call once, after construction.
     void start();
 
-    asio::any_io_executor executor() const noexcept override { return inner_->executor(); }
-    std::size_t server_count() const noexcept override { return inner_->server_count(); }
-    std::size_t server_for(std::string_view key) const noexcept override {
-        return inner_->server_for(key);
-    }
-    void servers_for(std::span<const std::string_view> keys,
-                     std::span<std::uint32_t> out) const noexcept override {
-        inner_->servers_for(keys, out);
-    }
-    const std::string& server_name(std::size_t i) const noexcept override {
-        return inner_->server_name(i);
-    }
-    std::vector<std::size_t> broadcast_servers() const override {
-        return inner_->broadcast_servers();
-    }
-    std::size_t max_value_size() const noexcept override { return inner_->max_value_size(); }
-    void submit(std::size_t server, Operation& op, std::uint32_t part,
-                const Request& request) override {
-        inner_->submit(server, op, part, request);
-    }
     void shutdown() override;
-    void notify_when_ready(std::chrono::milliseconds timeout,
-                           std::function<void(std::error_code)> done) override {
-        inner_->notify_when_ready(timeout, std::move(done));
-    }
 
     /// Completed resolutions so far (for tests).
     std::size_t resolutions() const noexcept {
@@ -59,8 +36,8 @@ class DiscoveringCore final : public ClientCore,
     void refresh();
     void schedule();
 
-    std::shared_ptr<ServerCore> inner_;
     std::shared_ptr<cluster::Discovery> discovery_;
+    std::optional<TlsOptions> tls_;  // the client's: a discovery endpoint speaks TLS with it
     const std::chrono::milliseconds interval_;
     asio::steady_timer timer_;  // touched only under mu_
     std::mutex mu_;

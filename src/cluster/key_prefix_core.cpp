@@ -5,6 +5,8 @@
 #include "folsom/protocol/key.hpp"
 #include "folsom/protocol/limits.hpp"
 
+#include "base/wrapper_operation.hpp"
+
 #include <atomic>
 #include <cstring>
 #include <memory>
@@ -30,13 +32,11 @@ bool is_keyed(OpCode c) noexcept {
 /// One retrieval part with prefixed keys. Owns the keys for as long as the part is in flight
 /// (the connection encodes them at once, but a retry may send them again) and hands every
 /// value to the real operation under the caller's key.
-class PrefixShim final : public Operation {
+class PrefixShim final : public WrapperOperation<PrefixShim> {
   public:
     static PrefixShim* create(Operation& op, std::uint32_t part, std::string_view prefix,
                               const Request& request) {
-        allocator alloc;
-        PrefixShim* p = alloc.allocate(1);
-        return ::new (static_cast<void*>(p)) PrefixShim(op, part, prefix, request);
+        return make(op, part, prefix, request);
     }
 
     const Request& request() const noexcept { return request_; }
@@ -44,30 +44,23 @@ class PrefixShim final : public Operation {
     void on_value(std::uint32_t, std::uint32_t position, const ValueView& v) override {
         ValueView unprefixed = v;
         if (unprefixed.key.starts_with(prefix_)) unprefixed.key.remove_prefix(prefix_.size());
-        op_.on_value(part_, position, unprefixed);
+        wrapped_.on_value(part_, position, unprefixed);
     }
     void on_stat(std::uint32_t, std::string_view name, std::string_view value) override {
-        op_.on_stat(part_, name, value);
+        wrapped_.on_stat(part_, name, value);
     }
     void on_complete(std::uint32_t, const Completion& c) override {
-        op_.on_complete(part_, c);
-        drop();
-    }
-    // Retrievals carry no value, so nothing pins them; forwarded for completeness.
-    void pin() noexcept override {
-        refs_.fetch_add(1, std::memory_order_relaxed);
-        op_.pin();
-    }
-    void unpin() override {
-        op_.unpin();
+        wrapped_.on_complete(part_, c);
         drop();
     }
 
   private:
-    using allocator = detail::RequestAllocator<PrefixShim>;
+    // Retrievals carry no value, so nothing pins them; WrapperOperation forwards pins all the
+    // same.
+    friend class WrapperOperation<PrefixShim>;
 
     PrefixShim(Operation& op, std::uint32_t part, std::string_view prefix, const Request& request)
-        : op_(op), part_(part), prefix_(prefix), request_(request) {
+        : WrapperOperation(op, 1), part_(part), prefix_(prefix), request_(request) {
         std::size_t bytes = 0;
         for (auto k : request.keys)
             bytes += prefix.size() + k.size();
@@ -92,18 +85,9 @@ class PrefixShim final : public Operation {
         request_.key = request_.keys.empty() ? std::string_view{} : request_.keys.front();
     }
 
-    void drop() {
-        if (!drop_reference(refs_)) return;
-        allocator alloc;
-        this->~PrefixShim();
-        alloc.deallocate(this, 1);
-    }
-
-    Operation& op_;
     const std::uint32_t part_;
     const std::string_view prefix_;  // the core's, which outlives every request
     Request request_;
-    std::atomic<int> refs_{1};  // the completion, plus one per pin
     std::string_view single_;
     std::vector<std::string_view> many_;
     std::unique_ptr<char[]> heap_;
@@ -123,8 +107,7 @@ std::error_code validate_key_prefix(std::string_view prefix) noexcept {
 
 KeyPrefixCore::KeyPrefixCore(std::shared_ptr<ClientCore> inner, std::string prefix,
                              bool hash_with_prefix, std::size_t max_outstanding)
-    : ClientCore(max_outstanding),
-      inner_(std::move(inner)),
+    : ForwardingCore(std::move(inner), max_outstanding),
       prefix_(std::move(prefix)),
       hash_with_prefix_(hash_with_prefix) {}
 

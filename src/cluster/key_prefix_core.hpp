@@ -19,6 +19,8 @@
 
 #include "folsom/detail/client_core.hpp"
 
+#include "cluster/forwarding_core.hpp"
+
 #include <memory>
 #include <string>
 #include <system_error>
@@ -30,26 +32,17 @@ namespace folsom::detail {
 /// sent as part of every key. errc::invalid_argument otherwise.
 std::error_code validate_key_prefix(std::string_view prefix) noexcept;
 
-class KeyPrefixCore final : public ClientCore {
+class KeyPrefixCore final : public ForwardingCore<> {
   public:
     /// `prefix` must be non-empty and valid (validate_key_prefix).
     KeyPrefixCore(std::shared_ptr<ClientCore> inner, std::string prefix, bool hash_with_prefix,
                   std::size_t max_outstanding);
 
-    asio::any_io_executor executor() const noexcept override { return inner_->executor(); }
-    std::size_t server_count() const noexcept override { return inner_->server_count(); }
     std::size_t server_for(std::string_view key) const noexcept override;
-    const std::string& server_name(std::size_t i) const noexcept override {
-        return inner_->server_name(i);
-    }
-    std::vector<std::size_t> broadcast_servers() const override {
-        return inner_->broadcast_servers();
-    }
-    std::size_t max_value_size() const noexcept override { return inner_->max_value_size(); }
-    void shutdown() override { inner_->shutdown(); }
-    void notify_when_ready(std::chrono::milliseconds timeout,
-                           std::function<void(std::error_code)> done) override {
-        inner_->notify_when_ready(timeout, std::move(done));
+    /// ClientCore's loop over server_for(), which prefixes (the inner core's would not).
+    void servers_for(std::span<const std::string_view> keys,
+                     std::span<std::uint32_t> out) const noexcept override {
+        ClientCore::servers_for(keys, out);
     }
 
     void submit(std::size_t server, Operation& op, std::uint32_t part,
@@ -58,7 +51,6 @@ class KeyPrefixCore final : public ClientCore {
     const std::string& prefix() const noexcept { return prefix_; }
 
   private:
-    std::shared_ptr<ClientCore> inner_;
     const std::string prefix_;
     const bool hash_with_prefix_;
 };

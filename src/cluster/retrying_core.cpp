@@ -3,6 +3,8 @@
 #include "folsom/detail/request_memory.hpp"
 #include "folsom/error.hpp"
 
+#include "base/wrapper_operation.hpp"
+
 #include <atomic>
 #include <cstring>
 #include <string_view>
@@ -11,13 +13,11 @@
 namespace folsom::cluster {
 namespace {
 
-class RetryShim final : public detail::Operation {
+class RetryShim final : public detail::WrapperOperation<RetryShim> {
   public:
     static RetryShim* create(detail::ClientCore& core, detail::Operation& op, std::size_t server,
                              std::uint32_t part, const detail::Request& request) {
-        allocator alloc;
-        RetryShim* p = alloc.allocate(1);
-        return ::new (static_cast<void*>(p)) RetryShim(core, op, server, part, request);
+        return make(core, op, server, part, request);
     }
 
     void send() { core_.submit(server_, *this, part_, request_); }
@@ -25,14 +25,14 @@ class RetryShim final : public detail::Operation {
     void on_value(std::uint32_t, std::uint32_t position, const ValueView& v) override {
         // Values seen before a failure may be seen again on the retry; every collector keeps
         // the first value of a key, so a repeat is harmless.
-        op_.on_value(part_, position, v);
+        wrapped_.on_value(part_, position, v);
     }
     void on_stat(std::uint32_t, std::string_view name, std::string_view value) override {
-        op_.on_stat(part_, name, value);
+        wrapped_.on_stat(part_, name, value);
     }
     void on_complete(std::uint32_t, const detail::Completion& c) override {
         if (!c.ec) [[likely]] {
-            op_.on_complete(part_, c);
+            wrapped_.on_complete(part_, c);
             drop();
             return;
         }
@@ -51,29 +51,22 @@ class RetryShim final : public detail::Operation {
         if (retried_ && c.ec == errc::not_connected) {
             // The retry found no other way to the server (its only connection is the one that
             // was lost, now reconnecting): what the caller needs to know is the loss itself.
-            op_.on_complete(part_, detail::failure(make_error_code(errc::connection_lost)));
+            wrapped_.on_complete(part_, detail::failure(make_error_code(errc::connection_lost)));
             drop();
             return;
         }
-        op_.on_complete(part_, c);
-        drop();
-    }
-    // Idempotent requests carry no value, so nothing pins them; forwarded for completeness.
-    void pin() noexcept override {
-        refs_.fetch_add(1, std::memory_order_relaxed);
-        op_.pin();
-    }
-    void unpin() override {
-        op_.unpin();
+        wrapped_.on_complete(part_, c);
         drop();
     }
 
   private:
-    using allocator = detail::RequestAllocator<RetryShim>;
+    // Idempotent requests carry no value, so nothing pins them; WrapperOperation forwards pins
+    // all the same.
+    friend class detail::WrapperOperation<RetryShim>;
 
     RetryShim(detail::ClientCore& core, detail::Operation& op, std::size_t server,
               std::uint32_t part, const detail::Request& request)
-        : core_(core), op_(op), server_(server), part_(part), request_(request) {
+        : WrapperOperation(op, 1), core_(core), server_(server), part_(part), request_(request) {
         request_.value = {};
         request_.group = {};
         request_.retryable = true;
@@ -105,20 +98,11 @@ class RetryShim final : public detail::Operation {
         }
     }
 
-    void drop() {
-        if (!detail::drop_reference(refs_)) return;
-        allocator alloc;
-        this->~RetryShim();
-        alloc.deallocate(this, 1);
-    }
-
     detail::ClientCore& core_;
-    detail::Operation& op_;
     std::size_t server_;
     const std::uint32_t part_;
     detail::Request request_;
     bool retried_ = false;
-    std::atomic<int> refs_{1};  // the completion, plus one per pin
     std::string_view single_;
     std::vector<std::string_view> many_;
     std::unique_ptr<char[]> heap_;
@@ -128,7 +112,7 @@ class RetryShim final : public detail::Operation {
 }  // namespace
 
 RetryingCore::RetryingCore(std::shared_ptr<detail::ClientCore> inner, std::size_t max_outstanding)
-    : ClientCore(max_outstanding), inner_(std::move(inner)) {}
+    : ForwardingCore(std::move(inner), max_outstanding) {}
 
 void RetryingCore::submit(std::size_t server, detail::Operation& op, std::uint32_t part,
                           const detail::Request& request) {

@@ -11,6 +11,8 @@
 
 #include "folsom/detail/client_core.hpp"
 
+#include "cluster/forwarding_core.hpp"
+
 #include <memory>
 
 namespace folsom::cluster {
@@ -25,39 +27,12 @@ constexpr bool is_idempotent(const detail::Request& r) noexcept {
            r.code == OpCode::meta_delete;
 }
 
-class RetryingCore final : public detail::ClientCore {
+class RetryingCore final : public detail::ForwardingCore<> {
   public:
     RetryingCore(std::shared_ptr<detail::ClientCore> inner, std::size_t max_outstanding);
 
-    asio::any_io_executor executor() const noexcept override { return inner_->executor(); }
-    std::size_t server_count() const noexcept override { return inner_->server_count(); }
-    std::size_t server_for(std::string_view key) const noexcept override {
-        return inner_->server_for(key);
-    }
-    void servers_for(std::span<const std::string_view> keys,
-                     std::span<std::uint32_t> out) const noexcept override {
-        inner_->servers_for(keys, out);
-    }
-    const std::string& server_name(std::size_t i) const noexcept override {
-        return inner_->server_name(i);
-    }
-    std::vector<std::size_t> broadcast_servers() const override {
-        return inner_->broadcast_servers();
-    }
-    std::size_t max_value_size() const noexcept override { return inner_->max_value_size(); }
-    void shutdown() override { inner_->shutdown(); }
-    void notify_when_ready(std::chrono::milliseconds timeout,
-                           std::function<void(std::error_code)> done) override {
-        inner_->notify_when_ready(timeout, std::move(done));
-    }
-
     void submit(std::size_t server, detail::Operation& op, std::uint32_t part,
                 const detail::Request& request) override;
-
-    const std::shared_ptr<detail::ClientCore>& inner() const noexcept { return inner_; }
-
-  private:
-    std::shared_ptr<detail::ClientCore> inner_;
 };
 
 }  // namespace folsom::cluster

@@ -1,21 +1,32 @@
 // Connection: one stream to one memcached server -- TCP, TLS over TCP, or a Unix domain socket
-// -- pipelined, that re-establishes itself.
+// -- pipelined, that re-establishes itself. One class, its member functions defined by concern:
+//   connection.cpp          construction, state, close, failing queued commands;
+//   connection_connect.cpp  transport and handshake (resolve, connect, TLS, the driver's login);
+//   connection_write.cpp    the write path (submit, flush, quiet-run barriers);
+//   connection_read.cpp     the read path (the asynchronous read, decoding, direct reads);
+//   connection_health.cpp   health and backoff (request timeout, fail, reconnect);
+//   connection_metrics.cpp  what is reported to Options::metrics.
 //
 // Flow of a request:
-//   submit() (any thread, under mu_): encode into pending_out_, queue the command in pending_,
-//     and post one flush to the strand unless one is already on its way.
-//   flush() (strand): swap pending_out_ into writing_out_, move pending_ into inflight_, and
-//     write everything with one scatter-gather write: at once (non-blocking) on a plain socket,
-//     asynchronously for what the socket does not take and over TLS. Requests that arrive
-//     meanwhile collect in pending_out_ and go out together in the next write, so a burst
-//     costs one syscall.
+//   submit() (any thread, under mu_): encode into pending_out_ and queue the command in
+//     pending_. Once connected, the first request after a flush starts the next one, unless
+//     the read loop is delivering replies (it flushes what their handlers submitted when the
+//     batch is done): the flush is held by the thread's SendBatch, run at once on a WriteHere
+//     thread, or else posted to the strand. While connecting, requests just queue; the
+//     connection flushes them when it becomes connected.
+//   flush() (strand, or the WriteHere thread): swap pending_out_ into writing_out_, move
+//     pending_ into inflight_, and write everything with one scatter-gather write: at once
+//     (non-blocking) on a plain socket, asynchronously for what the socket does not take and
+//     over TLS. Requests that arrive meanwhile collect in pending_out_ and go out together in
+//     the next write, so a burst costs one syscall.
 //   on_read() (strand): feed the unparsed bytes to the driver, which completes commands at the
-//     front of inflight_ in FIFO order.
+//     front of inflight_ in FIFO order; then, while replies keep coming, read directly.
 //
 // Lifecycle:  connecting -> connected -> (failure) -> backoff -> connecting -> ...
-//   * While connecting, requests queue (bounded by connect_timeout and the client's
-//     outstanding limit) and go out once connected.
-//   * In backoff (the server is known down), requests fail at once with not_connected.
+//   * While connecting (transport, TLS, the protocol's handshake), requests queue (bounded by
+//     connect_timeout and the client's outstanding limit) and go out once connected.
+//   * In backoff (the server is known down), requests fail at once with not_connected, or
+//     with the refusal of the last connect (tls_error, auth_failed, ...).
 //   * On any failure (I/O error, protocol error, health timeout) the socket is closed and
 //     every queued and in-flight command fails exactly once, then a reconnect is scheduled
 //     after an exponentially growing delay.
@@ -27,9 +38,9 @@
 #include "folsom/protocol/output_buffer.hpp"
 #include "folsom/server_address.hpp"
 
-#include "wire/protocol_driver.hpp"
-#include "wire/command_queue.hpp"
 #include "net/read_buffer.hpp"
+#include "wire/command_queue.hpp"
+#include "wire/protocol_driver.hpp"
 
 #include <asio/generic/stream_protocol.hpp>
 #include <asio/io_context.hpp>
@@ -97,6 +108,7 @@ class Connection final : public std::enable_shared_from_this<Connection>,
     void set_metrics(Metrics* m, std::uint32_t server) noexcept;
 
   private:
+    // ---- transport and handshake (connection_connect.cpp) ----
     void do_connect();
     void on_resolved(std::uint64_t gen, const std::error_code& ec,
                      asio::ip::tcp::resolver::results_type results);
@@ -105,7 +117,12 @@ class Connection final : public std::enable_shared_from_this<Connection>,
     void after_transport();
     void start_handshake();
     void write_handshake();
+    /// Feeds a reply to the protocol's handshake (on_read, while handshaking_): true when
+    /// the handshake is done and replies may follow in rbuf_ (deliver them).
+    bool handshake_received();
     void become_connected();
+
+    // ---- the read path (connection_read.cpp) ----
     /// Arms the asynchronous read (at most one is ever pending; a no-op when one is).
     void start_read();
     void on_read(std::uint64_t gen, const std::error_code& ec, std::size_t n);
@@ -129,6 +146,8 @@ class Connection final : public std::enable_shared_from_this<Connection>,
     void received(std::size_t n);
     void read_failed(const std::error_code& ec);  // fails the connection: connection_lost
     bool not_connected() const noexcept { return state() != ConnectionState::connected; }
+
+    // ---- the write path (connection_write.cpp) ----
     void flush();
     /// Ends a run of quiet commands at the tail of pending_ with a barrier, so that a reply
     /// passes over each of them before any other command's reply (under mu_). See
@@ -142,12 +161,18 @@ class Connection final : public std::enable_shared_from_this<Connection>,
     /// One non-blocking sendmsg of sys_iov_ (a plain socket, no TLS): the bytes the socket took.
     std::size_t send_now() noexcept;
     void consume_iov(std::size_t n);
+
+    // ---- health and backoff (connection_health.cpp) ----
     void arm_health_timer();
     std::chrono::milliseconds health_period() const noexcept;
     /// One health check (strand): false when it failed the connection.
     bool health_tick();
     void fail(std::error_code ec, const std::string& why);
     void schedule_reconnect();
+
+    // ---- lifecycle (connection.cpp) ----
+    /// Untracks the socket for fork (after_fork.hpp) before it closes.
+    void forget_socket() noexcept;
     void set_state(ConnectionState s);
     void fail_queue(CommandQueue& q, std::error_code ec);
     static void unpin_all(std::vector<detail::Operation*>& pins);
@@ -162,7 +187,13 @@ class Connection final : public std::enable_shared_from_this<Connection>,
     };
     BarrierOp barrier_op_;
 
-    // Metrics (only when set_metrics was called; otherwise each hook is one null check).
+    // ---- metrics (connection_metrics.cpp) ----
+    // Only when set_metrics was called; otherwise each hook is one null check.
+    static std::int64_t now_ns() noexcept {
+        return std::chrono::duration_cast<std::chrono::nanoseconds>(
+                   std::chrono::steady_clock::now().time_since_epoch())
+            .count();
+    }
     void completed(const Command& c, const detail::Completion& done) noexcept override;
     void report_refused(const detail::Request& r, std::error_code ec) noexcept;
     void report_event(ConnectionEvent e) noexcept {
@@ -172,8 +203,7 @@ class Connection final : public std::enable_shared_from_this<Connection>,
     // The I/O objects are typed on a strand of the io_context's own executor type, with no
     // any_io_executor anywhere in the I/O path: every completion queries and prefers
     // properties of its I/O executor, and through an any_io_executor such a query allocates
-    // its result (Asio's type erasure), which cost 8 allocations per read+write round trip
-    // behind a type-erased strand and still 2 with a strand over an any_io_executor.
+    // its result (Asio's type erasure): allocations on every read and write.
     // The socket is a generic stream socket, which connects to a TCP endpoint or to a Unix
     // domain socket's (asio::local) alike; the I/O path is the same for both.
     using Strand = asio::strand<asio::io_context::executor_type>;
@@ -191,7 +221,8 @@ class Connection final : public std::enable_shared_from_this<Connection>,
     std::unique_ptr<detail::ProtocolDriver> driver_;
 
     // The transport: a plain socket, or a TLS stream over its own socket (recreated on every
-    // connect, since a TLS stream cannot be reused). sock() is whichever socket is live.
+    // connect, since a TLS stream cannot be reused). sock() is whichever socket is live. The
+    // two templates are defined in connection_stream.hpp.
     Socket& sock() noexcept { return tls_ ? tls_->next_layer() : socket_; }
     template <class Buffers, class Handler>
     void async_read_some(const Buffers& b, Handler&& h);
@@ -232,8 +263,7 @@ class Connection final : public std::enable_shared_from_this<Connection>,
     std::minstd_rand jitter_;  // spreads reconnect delays (schedule_reconnect)
     // Health: "no bytes for request_timeout with requests outstanding" is judged by the timer,
     // in ticks, from a counter the I/O path bumps (bytes arrived, or requests went out to an
-    // idle connection), so that the per-request path reads no clock (it read it twice per
-    // sequential get).
+    // idle connection), so that the per-request path reads no clock.
     std::uint64_t progress_ = 0;       // bumped on progress; strand only
     std::uint64_t progress_seen_ = 0;  // progress_ at the last health tick
     std::uint32_t stalled_ticks_ = 0;  // health ticks in a row without progress
@@ -241,6 +271,7 @@ class Connection final : public std::enable_shared_from_this<Connection>,
     Metrics* metrics_ = nullptr;
     std::uint32_t metrics_server_ = 0;
     bool attempted_ = false;  // a connect was tried before: the next one is a reconnect
+    int tracked_fd_ = -1;     // the socket as tracked for fork (after_fork.hpp), or -1
 
     // Submission side, shared with callers' threads.
     mutable std::mutex mu_;

@@ -71,6 +71,7 @@ constexpr bool valid_first_byte(unsigned char c) noexcept {
         case 'T':  // TOUCHED
         case 'O':  // OK
         case 'C':  // CLIENT_ERROR
+        case 'I':  // ITEM (stats cachedump)
             return true;
         default:
             return c >= '0' && c <= '9';  // incr/decr result
@@ -426,16 +427,6 @@ inline detail::Step to_step(const ParseResult& r) noexcept {
 
 }  // namespace
 
-std::string DecodeError::message() const {
-    std::string s = reason;
-    s += " at offset ";
-    s += std::to_string(offset);
-    s += ": \"";
-    s.append(context, context_size);
-    s += '"';
-    return s;
-}
-
 void Decoder::reset() noexcept {
     pending_ = 0;
     error_ = DecodeError{};
@@ -630,6 +621,21 @@ ParseResult Decoder::parse_line(std::string_view input, std::size_t newline, Rep
         case 'O':
             if (line == "OK") {
                 out.kind = ReplyKind::ok;
+                goto done;
+            }
+            break;
+        case 'I':
+            if (starts_with(line, "ITEM ")) {
+                // "ITEM <key> [<size> b; <exptime> s]", a line of "stats cachedump": a stat
+                // named by the key, the rest its value (what libmemcached's dump lists).
+                const std::string_view rest = line.substr(5);
+                const std::size_t space = rest.find(' ');
+                const std::string_view name = rest.substr(0, space);
+                if (name.empty()) return fail(reason::malformed_stat, 0, line);
+                out.kind = ReplyKind::stat;
+                out.key = name;
+                out.data =
+                    space == std::string_view::npos ? std::string_view{} : rest.substr(space + 1);
                 goto done;
             }
             break;

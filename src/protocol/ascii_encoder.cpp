@@ -159,11 +159,8 @@ std::error_code encode_flush_all(OutputBuffer& out, std::optional<std::uint32_t>
 }
 
 std::error_code encode_stats(OutputBuffer& out, std::string_view group) {
-    if (!group.empty()) {
-        // The group is one token (items, slabs, settings, sizes, conns, ...); reuse the key
-        // rules so it cannot carry a second command.
-        if (validate_key(group)) return errc::invalid_argument;
-    }
+    // A token (items, slabs, settings, ...) or a few ("cachedump 1 0"): never a second command.
+    if (auto ec = validate_stats_group(group)) return ec;
     out.append("stats");
     if (!group.empty()) {
         out.append(' ');

@@ -30,16 +30,6 @@ constexpr std::size_t cas_at = 16;
 
 }  // namespace
 
-std::string DecodeError::message() const {
-    std::string s = reason;
-    s += " at offset ";
-    s += std::to_string(offset);
-    s += ": \"";
-    s.append(context, context_size);
-    s += '"';
-    return s;
-}
-
 void Decoder::reset() noexcept {
     failed_ = false;
     error_ = DecodeError{};

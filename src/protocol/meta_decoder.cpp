@@ -143,16 +143,6 @@ std::optional<std::uint64_t> Reply::opaque_number() const noexcept {
     return v;
 }
 
-std::string DecodeError::message() const {
-    std::string m = reason;
-    m += " at offset ";
-    m += std::to_string(offset);
-    m += ": \"";
-    m.append(context, context_size);
-    m += '"';
-    return m;
-}
-
 void Decoder::reset() noexcept {
     failed_ = false;
     error_ = DecodeError{};

@@ -4,6 +4,7 @@
 #include "folsom/error.hpp"
 #include "folsom/protocol/limits.hpp"
 
+#include "base/wrapper_operation.hpp"
 #include "routing/route_tree.hpp"
 
 #include <atomic>
@@ -60,16 +61,14 @@ struct Action {
     bool fill = false;   ///< warm-up: write warm's value into the cold child
 };
 
-class FanoutOp final : public Operation {
+class FanoutOp final : public detail::WrapperOperation<FanoutOp> {
   public:
     static void start(const FanoutPlan& plan, Operation& op, std::uint32_t part, const Request& r) {
         if (r.key.empty() || r.key.size() > protocol::max_key_length) {
             op.on_complete(part, detail::failure(make_error_code(errc::invalid_key)));
             return;
         }
-        allocator alloc;
-        FanoutOp* f = alloc.allocate(1);
-        ::new (static_cast<void*>(f)) FanoutOp(plan, op, part, r);
+        FanoutOp* f = make(plan, op, part, r);
         f->begin();
         f->drop();  // start()'s own reference
     }
@@ -92,7 +91,7 @@ class FanoutOp final : public Operation {
             }
         }
         // Straight from the connection's buffer: the caller's part is single-key.
-        if (forward) parent_.on_value(part_, position, v);
+        if (forward) wrapped_.on_value(part_, position, v);
     }
 
     void on_stat(std::uint32_t, std::string_view, std::string_view) override {}
@@ -133,24 +132,16 @@ class FanoutOp final : public Operation {
         drop();  // this child's send
     }
 
-    // A child's write still reads the value, which is the caller's: keep the caller too.
-    void pin() noexcept override {
-        refs_.fetch_add(1, std::memory_order_relaxed);
-        parent_.pin();
-    }
-    void unpin() override {
-        parent_.unpin();
-        drop();
-    }
-
   private:
-    using allocator = detail::RequestAllocator<FanoutOp>;
+    // A child's write still reads the value, which is the caller's: WrapperOperation keeps the
+    // caller pinned too.
+    friend class detail::WrapperOperation<FanoutOp>;
     static constexpr std::size_t inline_children = 4;
 
     FanoutOp(const FanoutPlan& plan, Operation& op, std::uint32_t part, const Request& r)
-        : tree_(plan.tree->shared_from_this()),
+        : WrapperOperation(op, 1),  // start()'s own; each send adds one
+          tree_(plan.tree->shared_from_this()),
           plan_(plan),
-          parent_(op),
           part_(part),
           n_(plan.children.size()),
           req_(r) {
@@ -191,12 +182,12 @@ class FanoutOp final : public Operation {
             Completion c = default_reply(req_.code);
             // The writes went out; nobody waits for their outcome (AllAsyncRoute).
             if (!get_like_ && c.status != Status::not_found) c.status = Status::sent;
-            parent_.on_complete(part_, c);
+            wrapped_.on_complete(part_, c);
         }
     }
 
     void send(std::uint32_t i) {
-        refs_.fetch_add(1, std::memory_order_relaxed);
+        add_reference();
         if (i == 0 || !sends_later()) {
             plan_.children[i]->send(*this, i, req_);
             return;
@@ -218,7 +209,7 @@ class FanoutOp final : public Operation {
         r.value = warm.data;
         r.flags = warm.flags;
         r.exptime = plan_.fill_exptime;
-        refs_.fetch_add(1, std::memory_order_relaxed);
+        add_reference();
         plan_.children[0]->send(*this, fill_part, r);
     }
 
@@ -335,9 +326,9 @@ class FanoutOp final : public Operation {
         const Child& ch = children_[j];
         const bool value_sent = forwarded_ && chosen_ == static_cast<int>(j);
         if (ch.has_value && !value_sent && req_.code != OpCode::meta_get)
-            parent_.on_value(part_, 0, ValueView{req_.key, ch.data, ch.flags, ch.cas});
+            wrapped_.on_value(part_, 0, ValueView{req_.key, ch.data, ch.flags, ch.cas});
         if (j == now) {
-            parent_.on_complete(part_, current);
+            wrapped_.on_complete(part_, current);
             return;
         }
         Completion c;
@@ -345,24 +336,15 @@ class FanoutOp final : public Operation {
         c.status = ch.status;
         c.number = ch.number;
         c.meta = ch.meta ? &ch.meta->reply : nullptr;
-        parent_.on_complete(part_, c);
-    }
-
-    void drop() {
-        if (!detail::drop_reference(refs_)) return;
-        allocator alloc;
-        this->~FanoutOp();
-        alloc.deallocate(this, 1);
+        wrapped_.on_complete(part_, c);
     }
 
     std::shared_ptr<const RouteTree> tree_;  // keeps plan_ and the children alive
     const FanoutPlan& plan_;
-    Operation& parent_;
     const std::uint32_t part_;
     const std::size_t n_;
     Request req_;
     bool get_like_ = false;
-    std::atomic<int> refs_{1};
     std::mutex mu_;  // guards everything below; never held while calling out
     bool answered_ = false;
     bool forwarded_ = false;  // chosen_'s value went to the caller

@@ -4,8 +4,10 @@
 #include "folsom/detail/request_memory.hpp"
 #include "folsom/error.hpp"
 
+#include "base/wrapper_operation.hpp"
 #include "cluster/pool_core.hpp"
 #include "net/connection.hpp"
+#include "routing/config/weighted_pools.hpp"
 
 #include <atomic>
 #include <map>
@@ -18,13 +20,11 @@ namespace {
 
 /// One multi-key retrieval part, its keys sent along the tree one by one (each key's part is
 /// its index in the caller's part) and merged back into the caller's part.
-class KeySplitOp final : public detail::Operation {
+class KeySplitOp final : public detail::WrapperOperation<KeySplitOp> {
   public:
     static void start(Route& root, detail::Operation& op, std::uint32_t part,
                       const detail::Request& r) {
-        allocator alloc;
-        KeySplitOp* s = alloc.allocate(1);
-        ::new (static_cast<void*>(s)) KeySplitOp(op, part, r.keys.size());
+        KeySplitOp* s = make(op, part, r.keys.size());
         detail::Request k = r;
         for (std::size_t i = 0; i < r.keys.size(); ++i) {
             // The caller's keys live as long as its operation (Request::keys_are_stable).
@@ -39,49 +39,37 @@ class KeySplitOp final : public detail::Operation {
         // Keys of one part may now answer on several connections at once: one at a time
         // into the caller's part, as one connection would.
         std::lock_guard<std::mutex> lock(mu_);
-        parent_.on_value(part_, key, v);
+        wrapped_.on_value(part_, key, v);
     }
     void on_stat(std::uint32_t, std::string_view, std::string_view) override {}
     void on_complete(std::uint32_t key, const detail::Completion& c) override {
         if (c.ec) {
             std::lock_guard<std::mutex> lock(mu_);
             if (failed_++ == 0) first_error_ = c.ec;
-            parent_.on_key_error(part_, key, c.ec);
+            wrapped_.on_key_error(part_, key, c.ec);
         }
         drop();
     }
-    void pin() noexcept override {
-        refs_.fetch_add(1, std::memory_order_relaxed);
-        parent_.pin();
-    }
-    void unpin() override {
-        parent_.unpin();
-        drop();
-    }
-
-  private:
-    using allocator = detail::RequestAllocator<KeySplitOp>;
-
-    KeySplitOp(detail::Operation& op, std::uint32_t part, std::size_t keys)
-        : parent_(op), part_(part), keys_(keys), refs_(static_cast<int>(keys) + 1) {}
-
-    void drop() {
-        if (!detail::drop_reference(refs_)) return;
+    /// Every key answered (and the sender let go): the caller's part completes.
+    void on_last_reference() {
         // The part failed only when every key did; otherwise its failed keys were named.
         const detail::Completion c =
             failed_ == keys_ ? detail::failure(first_error_) : detail::Completion{};
-        detail::Operation& parent = parent_;
+        detail::Operation& parent = wrapped_;
         const std::uint32_t part = part_;
-        allocator alloc;
-        this->~KeySplitOp();
-        alloc.deallocate(this, 1);
+        release();
         parent.on_complete(part, c);
     }
 
-    detail::Operation& parent_;
+  private:
+    friend class detail::WrapperOperation<KeySplitOp>;
+
+    // One reference per key's send, and the sender's.
+    KeySplitOp(detail::Operation& op, std::uint32_t part, std::size_t keys)
+        : WrapperOperation(op, static_cast<int>(keys) + 1), part_(part), keys_(keys) {}
+
     const std::uint32_t part_;
     const std::size_t keys_;
-    std::atomic<int> refs_;
     std::mutex mu_;
     std::size_t failed_ = 0;
     std::error_code first_error_;
@@ -157,22 +145,34 @@ void RouteCore::notify_when_ready(std::chrono::milliseconds timeout,
 
 std::shared_ptr<detail::ClientCore> make_route_core(asio::any_io_executor ex,
                                                     const Options& options) {
-    const RouteConfig& config = *options.routes;
-    config.validate();
+    options.routes->validate();
     if (options.discovery)
         throw std::system_error(make_error_code(errc::invalid_argument),
                                 "Options::routes and Options::discovery cannot be used together "
                                 "(the pools name the servers)");
+    const RouteConfig config = expand_weighted_pools(*options.routes);
+    // A pool's Options: the client's, with what the pool's configuration sets (mcrouter's
+    // pool options) in place.
+    auto pool_options = [&](const PoolSpec& pool) {
+        Options o = options;
+        o.routes.reset();  // a pool is a plain ring
+        if (pool.server_timeout) o.request_timeout = *pool.server_timeout;
+        if (pool.protocol) o.protocol = *pool.protocol;
+        if (pool.tls)
+            o.tls = *pool.tls ? options.tls.value_or(TlsOptions{}) : std::optional<TlsOptions>{};
+        return o;
+    };
     std::vector<std::vector<ServerAddress>> servers;
     for (const PoolSpec& pool : config.pools) {
         auto& list = servers.emplace_back();
+        const bool tls = pool.tls.value_or(options.tls.has_value());
         for (std::size_t i = 0; i < pool.servers.size(); ++i) {
             const std::string path = "pools." + pool.name + ".servers[" + std::to_string(i) + "]";
             ServerAddress addr;
             std::string why;
             if (parse_server_address(pool.servers[i], addr, &why))
                 throw RouteConfigError(path, why);
-            if (addr.is_unix_socket() && options.tls)
+            if (addr.is_unix_socket() && tls)
                 throw RouteConfigError(path, net::unix_socket_tls_refusal(addr.host));
             list.push_back(std::move(addr));
         }
@@ -183,13 +183,14 @@ std::shared_ptr<detail::ClientCore> make_route_core(asio::any_io_executor ex,
     std::map<std::string, std::string> pool_hashes;
     collect_pool_hashes(config.route, pool_hashes);
     auto make_pool = [&](std::size_t p, std::vector<ServerAddress> s) {
+        Options placed = pool_options(config.pools[p]);
         const auto hash = pool_hashes.find(config.pools[p].name);
-        if (hash == pool_hashes.end()) return detail::make_pool_core(ex, options, std::move(s));
-        std::string why;
-        const auto distribution = cluster::parse_distribution(hash->second, &why);
-        if (!distribution) throw RouteConfigError("pools." + config.pools[p].name, why);
-        Options placed = options;
-        placed.distribution = *distribution;
+        if (hash != pool_hashes.end()) {
+            std::string why;
+            const auto distribution = cluster::parse_distribution(hash->second, &why);
+            if (!distribution) throw RouteConfigError("pools." + config.pools[p].name, why);
+            placed.distribution = *distribution;
+        }
         return detail::make_pool_core(ex, placed, std::move(s));
     };
     // One pool route, nothing else: the pool's own core is the whole client.

@@ -3,6 +3,9 @@
 #include "folsom/error.hpp"
 #include "folsom/protocol/ascii_encoder.hpp"
 
+#include "wire/classic_text.hpp"
+#include "wire/decode_loop.hpp"
+
 namespace folsom::detail {
 namespace {
 
@@ -22,73 +25,6 @@ ascii::StoreCommand store_command(OpCode c) {
             return ascii::StoreCommand::cas;
         default:
             return ascii::StoreCommand::set;
-    }
-}
-
-ascii::RetrieveCommand retrieve_command(OpCode c) {
-    switch (c) {
-        case OpCode::gets:
-            return ascii::RetrieveCommand::gets;
-        case OpCode::gat:
-            return ascii::RetrieveCommand::gat;
-        case OpCode::gats:
-            return ascii::RetrieveCommand::gats;
-        default:
-            return ascii::RetrieveCommand::get;
-    }
-}
-
-/// Which status words answer which command; anything else is a protocol error (the stream is
-/// out of step with the FIFO and cannot be trusted).
-bool status_fits(OpCode c, ascii::ReplyKind k) {
-    using K = ascii::ReplyKind;
-    switch (c) {
-        case OpCode::set:
-        case OpCode::add:
-        case OpCode::replace:
-        case OpCode::append:
-        case OpCode::prepend:
-        case OpCode::cas:
-            return k == K::stored || k == K::not_stored || k == K::exists || k == K::not_found ||
-                   k == K::value_too_large || k == K::out_of_memory;
-        case OpCode::del:
-            return k == K::deleted || k == K::not_found;
-        case OpCode::touch:
-            return k == K::touched || k == K::not_found;
-        case OpCode::incr:
-        case OpCode::decr:
-            return k == K::number || k == K::not_found;
-        case OpCode::flush_all:
-        case OpCode::verbosity:
-            return k == K::ok;
-        case OpCode::version:
-            return k == K::version;
-        default:
-            return false;
-    }
-}
-
-Status to_status(ascii::ReplyKind k) {
-    using K = ascii::ReplyKind;
-    switch (k) {
-        case K::stored:
-            return Status::stored;
-        case K::not_stored:
-            return Status::not_stored;
-        case K::exists:
-            return Status::exists;
-        case K::not_found:
-            return Status::not_found;
-        case K::deleted:
-            return Status::deleted;
-        case K::touched:
-            return Status::touched;
-        case K::value_too_large:
-            return Status::value_too_large;
-        case K::out_of_memory:
-            return Status::out_of_memory;
-        default:
-            return Status::ok;
     }
 }
 
@@ -136,13 +72,10 @@ std::error_code AsciiDriver::encode(const Request& r, protocol::OutputBuffer& ou
         case OpCode::touch:
             return ascii::encode_touch(out, r.key, r.exptime, noreply);
         case OpCode::flush_all:
-            return ascii::encode_flush_all(out, r.delay);
         case OpCode::stats:
-            return ascii::encode_stats(out, r.group);
         case OpCode::version:
-            return ascii::encode_version(out);
         case OpCode::verbosity:
-            return ascii::encode_verbosity(out, r.level);
+            return encode_classic_only(r, out);
         case OpCode::noop:
         case OpCode::meta_get:
         case OpCode::meta_set:
@@ -176,25 +109,6 @@ bool AsciiDriver::join(const Request& r, protocol::OutputBuffer& out, const net:
     cmd.line_key_bytes = static_cast<std::uint16_t>(line);
     return true;
 }
-
-namespace {
-
-Completion refusal(ascii::ReplyKind k, std::string_view text) {
-    using K = ascii::ReplyKind;
-    Completion done;
-    done.ec = k == K::client_error   ? errc::client_error
-              : k == K::server_error ? errc::server_error
-                                     : errc::unsupported;
-    done.text = text;
-    return done;
-}
-
-bool is_refusal(ascii::ReplyKind k) {
-    using K = ascii::ReplyKind;
-    return k == K::error || k == K::client_error || k == K::server_error;
-}
-
-}  // namespace
 
 bool AsciiDriver::decode_keyed(const ascii::Reply& reply, net::CommandQueue& inflight) {
     using K = ascii::ReplyKind;
@@ -252,15 +166,7 @@ DecodeStep AsciiDriver::decode(std::string_view input, net::CommandQueue& inflig
                 inflight.complete_front(sent);
         }
         const auto res = decoder_.parse(input.substr(step.consumed), reply);
-        if (res.state == ascii::ParseState::need_more) {
-            step.needed = res.needed;
-            return step;
-        }
-        if (res.state == ascii::ParseState::error) {
-            step.ec = errc::protocol_error;
-            step.message = decoder_.error().message();
-            return step;
-        }
+        if (ends_step(res, decoder_, step)) return step;
         const bool keyed_reply =
             reply.kind == K::value || reply.kind == K::end || is_refusal(reply.kind);
         if (group_open_ || (keyed_reply && !inflight.empty() && inflight.front().keep_key)) {
@@ -304,11 +210,7 @@ DecodeStep AsciiDriver::decode(std::string_view input, net::CommandQueue& inflig
             }
             default: {
                 if (!status_fits(code, reply.kind)) goto out_of_step;
-                Completion done;
-                done.status = to_status(reply.kind);
-                done.number = reply.number;
-                done.text = reply.data;
-                inflight.complete_front(done);
+                inflight.complete_front(status_completion(reply));
                 break;
             }
         }

@@ -4,6 +4,8 @@
 #include "folsom/protocol/binary_encoder.hpp"
 #include "folsom/protocol/key.hpp"
 
+#include "wire/decode_loop.hpp"
+
 namespace folsom::detail {
 namespace {
 
@@ -296,15 +298,7 @@ DecodeStep BinaryDriver::decode(std::string_view input, net::CommandQueue& infli
     bin::Response r;
     for (;;) {
         const auto res = decoder_.parse(input.substr(step.consumed), r);
-        if (res.state == bin::ParseState::need_more) {
-            step.needed = res.needed;
-            return step;
-        }
-        if (res.state == bin::ParseState::error) {
-            step.ec = errc::protocol_error;
-            step.message = decoder_.error().message();
-            return step;
-        }
+        if (ends_step(res, decoder_, step)) return step;
         if (inflight.empty()) {
             step.ec = errc::protocol_error;
             step.message = "reply to a request never sent";
@@ -431,15 +425,7 @@ ProtocolDriver::HandshakeStep BinaryDriver::handshake_reply(std::string_view inp
     bin::Response r;
     for (;;) {
         const auto res = decoder_.parse(input.substr(step.consumed), r);
-        if (res.state == bin::ParseState::need_more) {
-            step.needed = res.needed;
-            return step;
-        }
-        if (res.state == bin::ParseState::error) {
-            step.ec = errc::protocol_error;
-            step.message = decoder_.error().message();
-            return step;
-        }
+        if (ends_step(res, decoder_, step)) return step;
         step.consumed += res.consumed;
         if (!awaiting_mechanisms_) break;
         awaiting_mechanisms_ = false;

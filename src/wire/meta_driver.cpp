@@ -6,6 +6,9 @@
 #include "folsom/protocol/key.hpp"
 #include "folsom/protocol/meta_encoder.hpp"
 
+#include "wire/classic_text.hpp"
+#include "wire/decode_loop.hpp"
+
 #include <charconv>
 
 namespace folsom::detail {
@@ -23,12 +26,6 @@ bool is_touching(OpCode c) {
 }
 bool wants_cas(OpCode c) {
     return c == OpCode::gets || c == OpCode::gats;
-}
-
-/// Commands with no meta form, sent as classic text commands.
-bool is_classic(OpCode c) {
-    return c == OpCode::flush_all || c == OpCode::stats || c == OpCode::version ||
-           c == OpCode::verbosity;
 }
 
 /// A plain multi-key get or gets, sent as one classic text line ("get k1 k2 ...", which
@@ -129,7 +126,7 @@ std::error_code MetaDriver::encode(const Request& r, protocol::OutputBuffer& out
     if (is_retrieval(r.code) && r.keys.size() != 1) return encode_multi(r, out);
 
     const std::string_view key = is_retrieval(r.code) ? r.keys.front() : r.key;
-    if (!is_classic(r.code) && r.code != OpCode::noop)
+    if (!is_classic_only(r.code) && r.code != OpCode::noop)
         if (auto ec = protocol::validate_key(key)) return ec;
     // A quiet command carries O<n>, so that its failure reply names it.
     const bool quiet = sends_quietly(r);
@@ -243,13 +240,10 @@ std::error_code MetaDriver::encode(const Request& r, protocol::OutputBuffer& out
         case OpCode::noop:
             return meta::encode_noop(out);
         case OpCode::flush_all:
-            return ascii::encode_flush_all(out, r.delay);
         case OpCode::stats:
-            return ascii::encode_stats(out, r.group);
         case OpCode::version:
-            return ascii::encode_version(out);
         case OpCode::verbosity:
-            return ascii::encode_verbosity(out, r.level);
+            return encode_classic_only(r, out);
     }
     return errc::unsupported;
 }
@@ -257,10 +251,7 @@ std::error_code MetaDriver::encode(const Request& r, protocol::OutputBuffer& out
 std::error_code MetaDriver::encode_multi(const Request& r, protocol::OutputBuffer& out) {
     if (r.keys.empty()) return errc::invalid_argument;
     if (is_classic_multi(r.code, r.keys.size()))
-        return ascii::encode_retrieve(
-            out,
-            r.code == OpCode::gets ? ascii::RetrieveCommand::gets : ascii::RetrieveCommand::get,
-            r.keys);
+        return ascii::encode_retrieve(out, retrieve_command(r.code), r.keys);
     const std::size_t arena_mark = out.arena_size();
     const std::size_t ref_mark = out.ref_count();
     meta::GetFlags f;
@@ -302,30 +293,14 @@ DecodeStep MetaDriver::decode(std::string_view input, net::CommandQueue& infligh
         const std::string_view rest = input.substr(step.consumed);
         std::size_t consumed = 0;
         bool in_step = true;
-        if (is_classic(inflight.front().code) || is_classic_multi(inflight.front())) {
+        if (is_classic_only(inflight.front().code) || is_classic_multi(inflight.front())) {
             const auto res = ascii_decoder_.parse(rest, areply);
-            if (res.state == ascii::ParseState::need_more) {
-                step.needed = res.needed;
-                return step;
-            }
-            if (res.state == ascii::ParseState::error) {
-                step.ec = errc::protocol_error;
-                step.message = ascii_decoder_.error().message();
-                return step;
-            }
+            if (ends_step(res, ascii_decoder_, step)) return step;
             consumed = res.consumed;
             in_step = deliver(areply, inflight);
         } else {
             const auto res = meta_decoder_.parse(rest, mreply);
-            if (res.state == meta::ParseState::need_more) {
-                step.needed = res.needed;
-                return step;
-            }
-            if (res.state == meta::ParseState::error) {
-                step.ec = errc::protocol_error;
-                step.message = meta_decoder_.error().message();
-                return step;
-            }
+            if (ends_step(res, meta_decoder_, step)) return step;
             consumed = res.consumed;
             in_step = deliver(mreply, inflight);
         }
@@ -538,7 +513,6 @@ bool MetaDriver::deliver(const ascii::Reply& r, net::CommandQueue& inflight) {
     using K = ascii::ReplyKind;
     net::Command& head = inflight.front();
     const OpCode code = head.code;
-    Completion done;
     switch (r.kind) {
         case K::value:  // a classic multi-get's hit: matched to its key by the key it names
             if (!is_classic_multi(head) || (code == OpCode::gets) != r.has_cas) return false;
@@ -552,29 +526,21 @@ bool MetaDriver::deliver(const ascii::Reply& r, net::CommandQueue& inflight) {
             return true;
         case K::end:
             if (code != OpCode::stats && !is_classic_multi(head)) return false;
-            break;
-        case K::ok:
-            if (code != OpCode::flush_all && code != OpCode::verbosity) return false;
-            break;
-        case K::version:
-            if (code != OpCode::version) return false;
-            done.text = r.data;
-            break;
+            complete_head(inflight, Completion{});
+            return true;
         case K::error:
         case K::client_error:
         case K::server_error:
+        // No classic command here is a store: "cannot store" is a server error like any other.
         case K::value_too_large:
         case K::out_of_memory:
-            done.ec = r.kind == K::client_error ? errc::client_error
-                      : r.kind == K::error      ? errc::unsupported
-                                                : errc::server_error;
-            done.text = r.data;
-            break;
+            complete_head(inflight, refusal(r.kind, r.data));
+            return true;
         default:
-            return false;
+            if (!status_fits(code, r.kind)) return false;
+            complete_head(inflight, status_completion(r));
+            return true;
     }
-    complete_head(inflight, done);
-    return true;
 }
 
 }  // namespace folsom::detail

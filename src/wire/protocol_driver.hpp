@@ -99,6 +99,15 @@ class ProtocolDriver {
     }
 };
 
+/// Throws std::system_error when the login options cannot be used: Options::sasl without the
+/// binary protocol (errc::unsupported), both sasl and username/password, or a username or
+/// password a text login cannot carry (errc::invalid_argument; the message never quotes the
+/// password).
+void check_credentials(const Options& options);
+
+/// The driver for options.protocol; with Options::username/password, logging in at every
+/// connect (text login over ascii and meta, SASL PLAIN over binary). Throws as
+/// check_credentials does.
 std::unique_ptr<ProtocolDriver> make_protocol_driver(const Options& options);
 
 }  // namespace folsom::detail

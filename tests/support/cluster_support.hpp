@@ -1,8 +1,11 @@
-// Helpers for multi-server suites: libmemcached as the placement oracle, waiting, and counting
-// completions.
+// Helpers for multi-server suites: libmemcached as the placement oracle, and (included here for
+// the suites that use all three) waiting and counting completions.
 #pragma once
 
 #include "folsom/server_address.hpp"
+
+#include "support/completion_ledger.hpp"
+#include "support/wait_for.hpp"
 
 #include <gtest/gtest.h>
 #include <libmemcached/memcached.h>
@@ -40,38 +43,6 @@ class LibmemcachedPlacement {
 
   private:
     memcached_st* memc_;
-};
-
-inline bool wait_for(const std::function<bool()>& pred, std::chrono::milliseconds limit) {
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    while (std::chrono::steady_clock::now() < deadline) {
-        if (pred()) return true;
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    return pred();
-}
-
-/// Counts completions per request id: each must be exactly 1.
-class CompletionLedger {
-  public:
-    explicit CompletionLedger(std::size_t n) : counts_(n) {}
-    void complete(std::size_t id) { counts_[id].fetch_add(1, std::memory_order_relaxed); }
-    std::size_t never() const {
-        std::size_t k = 0;
-        for (auto& c : counts_)
-            k += c.load() == 0;
-        return k;
-    }
-    std::size_t twice() const {
-        std::size_t k = 0;
-        for (auto& c : counts_)
-            k += c.load() > 1;
-        return k;
-    }
-    bool all_done() const { return never() == 0; }
-
-  private:
-    std::vector<std::atomic<int>> counts_;
 };
 
 }  // namespace folsom::test

@@ -19,17 +19,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 int connect_nonblocking(std::uint16_t port) {
-    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) return -1;
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(port);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
-        ::close(fd);
-        return -1;
-    }
-    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+    const int fd = connect_to_loopback(port);
+    if (fd >= 0) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
     return fd;
 }
 
@@ -49,35 +40,15 @@ struct Pair {
 
 }  // namespace
 
-DelayProxy::DelayProxy(std::uint16_t upstream_port) : upstream_(upstream_port) {
-    listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    int one = 1;
-    ::setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
-        ::listen(listen_fd_, 64) != 0 ||
-        ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&a), &len) != 0)
-        throw std::runtime_error("DelayProxy: cannot listen");
-    port_ = ntohs(a.sin_port);
-    if (::pipe2(wake_, O_CLOEXEC) != 0) throw std::runtime_error("DelayProxy: pipe");
+DelayProxy::DelayProxy(std::uint16_t upstream_port)
+    : listener_("DelayProxy"), upstream_(upstream_port) {
     thread_ = std::thread([this] { run(); });
 }
 
 DelayProxy::~DelayProxy() {
     stop_ = true;
-    char c = 0;
-    (void)!::write(wake_[1], &c, 1);
+    listener_.wake();
     thread_.join();
-    ::close(listen_fd_);
-    ::close(wake_[0]);
-    ::close(wake_[1]);
-}
-
-std::string DelayProxy::address() const {
-    return "127.0.0.1:" + std::to_string(port_);
 }
 
 void DelayProxy::run() {
@@ -88,7 +59,7 @@ void DelayProxy::run() {
         // earliest chunk is due (at most 100 ms, to notice stop_).
         const auto now = Clock::now();
         auto wake_at = now + std::chrono::milliseconds(100);
-        std::vector<pollfd> fds = {{wake_[0], POLLIN, 0}, {listen_fd_, POLLIN, 0}};
+        std::vector<pollfd> fds = {{listener_.wake_fd(), POLLIN, 0}, {listener_.fd(), POLLIN, 0}};
         for (auto& p : pairs) {
             for (int i = 0; i < 2; ++i) {
                 short events = POLLIN;
@@ -106,9 +77,9 @@ void DelayProxy::run() {
         if (::poll(fds.data(), fds.size(), static_cast<int>(std::max<long long>(wait.count(), 0))) <
             0)
             continue;
-        if (fds[0].revents & POLLIN) (void)!::read(wake_[0], buf.data(), buf.size());
+        if (fds[0].revents & POLLIN) listener_.drain_wake();
         if (fds[1].revents & POLLIN) {
-            int c = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+            int c = ::accept4(listener_.fd(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
             if (c >= 0) {
                 int s = connect_nonblocking(upstream_);
                 if (s < 0) {

@@ -3,6 +3,8 @@
 // A byte's delay is fixed when it arrives, so lowering the delay does not reorder the stream.
 #pragma once
 
+#include "support/loopback_listener.hpp"
+
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -20,9 +22,9 @@ class DelayProxy {
     DelayProxy(const DelayProxy&) = delete;
     DelayProxy& operator=(const DelayProxy&) = delete;
 
-    std::uint16_t port() const noexcept { return port_; }
+    std::uint16_t port() const noexcept { return listener_.port(); }
     /// "127.0.0.1:<port>"
-    std::string address() const;
+    std::string address() const { return listener_.address(); }
 
     /// One-way delay for bytes that arrive from now on (a round trip takes twice as long).
     void set_delay(std::chrono::milliseconds d) noexcept { delay_ms_ = d.count(); }
@@ -32,10 +34,8 @@ class DelayProxy {
   private:
     void run();
 
-    std::uint16_t port_ = 0;
+    LoopbackListener listener_;
     const std::uint16_t upstream_;
-    int listen_fd_ = -1;
-    int wake_[2] = {-1, -1};
     std::atomic<bool> stop_{false};
     std::atomic<long long> delay_ms_{0};
     std::atomic<std::size_t> accepted_{0};

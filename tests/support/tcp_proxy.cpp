@@ -11,17 +11,6 @@
 namespace folsom::test {
 namespace {
 
-int connect_to(std::uint16_t port) {
-    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(port);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) return fd;
-    if (fd >= 0) ::close(fd);
-    return -1;
-}
-
 bool send_all(int fd, const char* p, std::size_t n) {
     while (n > 0) {
         ssize_t w = ::send(fd, p, n, MSG_NOSIGNAL);
@@ -34,47 +23,25 @@ bool send_all(int fd, const char* p, std::size_t n) {
 
 }  // namespace
 
-TcpProxy::TcpProxy(std::uint16_t upstream_port) : upstream_(upstream_port) {
-    listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    int one = 1;
-    ::setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
-        ::listen(listen_fd_, 64) != 0 ||
-        ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&a), &len) != 0)
-        throw std::runtime_error("TcpProxy: cannot listen");
-    port_ = ntohs(a.sin_port);
-    if (::pipe(wake_) != 0) throw std::runtime_error("TcpProxy: pipe");
+TcpProxy::TcpProxy(std::uint16_t upstream_port) : listener_("TcpProxy"), upstream_(upstream_port) {
     thread_ = std::thread([this] { run(); });
 }
 
 TcpProxy::~TcpProxy() {
     stop_ = true;
-    char c = 0;
-    (void)!::write(wake_[1], &c, 1);
+    listener_.wake();
     thread_.join();
     for (auto& p : pairs_) {
         ::close(p.client);
         ::close(p.server);
     }
-    ::close(listen_fd_);
-    ::close(wake_[0]);
-    ::close(wake_[1]);
-}
-
-std::string TcpProxy::address() const {
-    return "127.0.0.1:" + std::to_string(port_);
 }
 
 void TcpProxy::call(std::function<void()> f) {
     std::unique_lock lk(mu_);
     task_ = std::move(f);
     task_done_ = false;
-    char c = 0;
-    (void)!::write(wake_[1], &c, 1);
+    listener_.wake();
     cv_.wait(lk, [this] { return task_done_; });
 }
 
@@ -119,15 +86,15 @@ void TcpProxy::run() {
     char buf[65536];
     while (!stop_) {
         std::vector<pollfd> fds;
-        fds.push_back({wake_[0], POLLIN, 0});
-        fds.push_back({listen_fd_, POLLIN, 0});
+        fds.push_back({listener_.wake_fd(), POLLIN, 0});
+        fds.push_back({listener_.fd(), POLLIN, 0});
         for (auto& p : pairs_) {
             fds.push_back({p.client, POLLIN, 0});
             fds.push_back({p.server, POLLIN, 0});
         }
         if (::poll(fds.data(), fds.size(), 100) < 0) continue;
         if (fds[0].revents) {
-            (void)!::read(wake_[0], buf, sizeof buf);
+            listener_.drain_wake();
             std::lock_guard lk(mu_);
             if (task_) {
                 task_();
@@ -139,9 +106,9 @@ void TcpProxy::run() {
         }
         const std::size_t polled = pairs_.size();  // a pair accepted below was not polled
         if (fds[1].revents & POLLIN) {
-            int c = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+            int c = ::accept4(listener_.fd(), nullptr, nullptr, SOCK_CLOEXEC);
             if (c >= 0) {
-                int s = connect_to(upstream_);
+                int s = connect_to_loopback(upstream_);
                 if (s < 0)
                     ::close(c);
                 else

@@ -4,6 +4,8 @@
 // while the others stay healthy).
 #pragma once
 
+#include "support/loopback_listener.hpp"
+
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -22,8 +24,8 @@ class TcpProxy {
     TcpProxy(const TcpProxy&) = delete;
     TcpProxy& operator=(const TcpProxy&) = delete;
 
-    std::uint16_t port() const noexcept { return port_; }
-    std::string address() const;
+    std::uint16_t port() const noexcept { return listener_.port(); }
+    std::string address() const { return listener_.address(); }
 
     /// While on, bytes from clients are read and thrown away (never reach the server), and
     /// the connections they came on are remembered.
@@ -45,10 +47,8 @@ class TcpProxy {
     void run();
     void call(std::function<void()> f);  // runs f on the relay thread, waits for it
 
-    std::uint16_t port_ = 0;
+    LoopbackListener listener_;
     const std::uint16_t upstream_;
-    int listen_fd_ = -1;
-    int wake_[2] = {-1, -1};
     std::atomic<bool> stop_{false};
     bool swallow_ = false;  // relay thread only
     std::vector<Pair> pairs_;

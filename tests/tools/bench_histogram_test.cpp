@@ -5,6 +5,7 @@
 #include "bench/histogram.hpp"
 #include "bench/keys.hpp"
 #include "bench/ticks.hpp"
+#include "support/counting_operator_new.hpp"
 
 #include <gtest/gtest.h>
 
@@ -19,50 +20,7 @@
 #include <string>
 #include <thread>
 
-// ---- allocation counting: record() must never allocate -----------------------------------
-
-#if defined(__GNUC__) && !defined(__clang__)
-// GCC 12 false positive for replaced allocation functions (see continuum_test.cpp).
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-#endif
-
-namespace {
-std::atomic<long> allocations{0};
-}  // namespace
-
-// Every non-aligned form is replaced, so no block from one allocator reaches the other's delete.
-void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
-    ++allocations;
-    return std::malloc(n == 0 ? 1 : n);
-}
-void* operator new(std::size_t n) {
-    if (void* p = operator new(n, std::nothrow)) return p;
-    throw std::bad_alloc();
-}
-void* operator new[](std::size_t n) {
-    return operator new(n);
-}
-void* operator new[](std::size_t n, const std::nothrow_t&) noexcept {
-    return operator new(n, std::nothrow);
-}
-void operator delete(void* p) noexcept {
-    std::free(p);
-}
-void operator delete(void* p, std::size_t) noexcept {
-    std::free(p);
-}
-void operator delete(void* p, const std::nothrow_t&) noexcept {
-    std::free(p);
-}
-void operator delete[](void* p) noexcept {
-    std::free(p);
-}
-void operator delete[](void* p, std::size_t) noexcept {
-    std::free(p);
-}
-void operator delete[](void* p, const std::nothrow_t&) noexcept {
-    std::free(p);
-}
+// record() must never allocate: support/counting_operator_new.hpp counts every operator new.
 
 namespace {
 
@@ -202,14 +160,14 @@ TEST(BenchHistogram, PercentileCurveEndsAtOneHundredAndTheMax) {
 
 TEST(BenchHistogram, RecordNeverAllocates) {
     auto h = std::make_unique<Histogram>();
-    const long before = allocations.load();
+    const std::size_t before = folsom::test::heap_allocations();
     std::uint64_t v = 1;
     for (int i = 0; i < 200000; ++i) {
         h->record(v);
         v = v * 6364136223846793005ULL + 1442695040888963407ULL;
         v >>= (i % 40);
     }
-    EXPECT_EQ(allocations.load(), before);
+    EXPECT_EQ(folsom::test::heap_allocations(), before);
     EXPECT_EQ(h->count(), 200000u);
 }
 

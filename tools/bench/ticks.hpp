@@ -1,12 +1,12 @@
 // Ticks: the clock `folsom bench` reads once per request (a completion's time is its latency's
 // end and the next request's start), so its cost is charged to every operation.
 //
-// steady_clock::now() goes through the vDSO: about 20 ns here, a tenth of a pipelined get's
-// whole client cost. When the kernel keeps its own time with the TSC (its clocksource is
+// steady_clock::now() goes through the vDSO, a noticeable share of a pipelined get's whole
+// client cost. When the kernel keeps its own time with the TSC (its clocksource is
 // "tsc": invariant, and synchronized across CPUs, or the kernel would not have chosen it),
-// the bench reads the TSC itself (rdtsc, about 9 ns) and converts a duration in ticks to
-// nanoseconds with two multiplications by a factor calibrated against steady_clock. Anywhere
-// else the ticks are steady_clock's nanoseconds.
+// the bench reads the TSC itself (rdtsc, cheaper than the vDSO call) and converts a duration in
+// ticks to nanoseconds with two multiplications by a factor calibrated against steady_clock.
+// Anywhere else the ticks are steady_clock's nanoseconds.
 #pragma once
 
 #include <chrono>

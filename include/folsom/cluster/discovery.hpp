@@ -19,6 +19,7 @@
 /// errc::cancelled after Cancel), and the client keeps its current server set.
 #pragma once
 
+#include "folsom/options.hpp"
 #include "folsom/server_address.hpp"
 
 #include <asio/any_io_executor.hpp>
@@ -51,6 +52,16 @@ class Discovery {
     virtual ~Discovery() = default;
     /// Starts one resolution, doing any I/O on `ex`.
     virtual Cancel resolve(asio::any_io_executor ex, Handler handler) = 0;
+    /// As resolve(), for a client whose connections use `client_tls` (its Options::tls;
+    /// nullopt: plain TCP). The client calls this one. A discovery that connects to the
+    /// cluster itself (ElastiCache's configuration endpoint) speaks TLS when the client does,
+    /// with the same settings; the default ignores `client_tls`.
+    virtual Cancel resolve_for_client(asio::any_io_executor ex,
+                                      const std::optional<TlsOptions>& client_tls,
+                                      Handler handler) {
+        (void)client_tls;
+        return resolve(std::move(ex), std::move(handler));
+    }
 };
 
 /// A list held in memory; set() changes what the next resolution answers. Thread-safe.
@@ -100,12 +111,19 @@ struct ElastiCacheOptions {
     /// Ask with `get AmazonElastiCache:cluster`, for engines older than memcached 1.4.14,
     /// instead of `config get cluster`.
     bool legacy_get = false;
+    /// TLS to the endpoint (a cluster with in-transit encryption): these settings when set
+    /// (server_name empty: the endpoint's host is checked). Unset: the client's Options::tls
+    /// when the client has TLS (resolve_for_client), plain TCP otherwise. The handshake and
+    /// the certificate check count in `timeout`; a failed one fails the resolution with
+    /// errc::tls_error.
+    std::optional<TlsOptions> tls = std::nullopt;
 };
 
 /// A Discovery that asks an AWS ElastiCache (memcached) configuration endpoint for the
 /// cluster's nodes, as Folsom's folsom-elasticache module and AWS's cluster client do.
 ///
-/// Each resolution opens a new TCP connection to the endpoint, sends `config get cluster`
+/// Each resolution opens a new TCP (or TLS: ElastiCacheOptions::tls) connection to the
+/// endpoint, sends `config get cluster`
 /// (or the legacy get), reads the reply
 ///
 ///     CONFIG cluster 0 57
@@ -122,7 +140,8 @@ struct ElastiCacheOptions {
 ///
 /// Errors (the client then keeps its current servers): errc::resolve_failed when the
 /// endpoint's name does not resolve or the configuration lists no node; errc::connect_failed
-/// when the endpoint refuses the connection; errc::timeout when the exchange takes longer than
+/// when the endpoint refuses the connection; errc::tls_error when the TLS handshake or the
+/// certificate check fails; errc::timeout when the exchange takes longer than
 /// ElastiCacheOptions::timeout; errc::protocol_error for a malformed reply (bad header, a byte
 /// count that does not match the data, a bad version or node entry, a bad port, no END, over
 /// max_reply_bytes); errc::server_error for ERROR or SERVER_ERROR (e.g. a plain memcached,

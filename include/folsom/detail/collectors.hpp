@@ -243,8 +243,8 @@ class MultiGetPlan {
     // Every table is sized once and comes from a monotonic pool whose first block is an 8 KiB
     // block of the request memory (request_memory.hpp), recycled per thread and across
     // threads: a multi-get of up to ~100 short keys allocates nothing for its bookkeeping in
-    // steady state, also when made on one thread and completed on another (it took 14
-    // allocations per call), and a larger one a few blocks more.
+    // steady state, also when made on one thread and completed on another, and a larger one
+    // a few blocks more.
     struct Block {
         Block() : bytes(static_cast<std::byte*>(allocate_request_memory(large_request_block))) {}
         ~Block() { deallocate_request_memory(bytes, large_request_block); }

@@ -32,6 +32,7 @@
 // Pure: no I/O, no threads, no Asio, no allocation.
 #pragma once
 
+#include "folsom/protocol/decode_result.hpp"
 #include "folsom/protocol/limits.hpp"
 
 #include <cstddef>
@@ -74,16 +75,10 @@ struct Reply {
     std::uint64_t number = 0;  ///< number replies (incr/decr)
 };
 
-enum class ParseState : std::uint8_t { complete, need_more, error };
-
-struct ParseResult {
-    ParseState state;
-    /// complete: bytes of input the reply occupied (remove them before the next call).
-    /// need_more / error: 0.
-    std::size_t consumed = 0;
-    /// need_more: the minimum number of additional bytes needed to make progress.
-    std::size_t needed = 0;
-};
+/// The result types shared by the three decoders (decode_result.hpp).
+using ParseState = protocol::ParseState;
+using ParseResult = protocol::ParseResult;
+using DecodeError = protocol::DecodeError;
 
 /// The reasons a DecodeError can carry (DecodeError::reason points at one of these), so that
 /// callers and tests can tell failures apart without parsing text.
@@ -98,19 +93,6 @@ inline constexpr const char* value_too_large = "value size over limit";
 inline constexpr const char* bad_data_terminator = "data block not followed by \\r\\n";
 inline constexpr const char* malformed_stat = "malformed STAT line";
 }  // namespace reason
-
-/// Why the decoder stopped. Fixed size, so describing an error allocates nothing.
-struct DecodeError {
-    const char* reason = "";  ///< static text, e.g. "value size over limit"
-    std::size_t offset = 0;   ///< offset of the offending bytes in the input of that parse()
-    /// The offending bytes, escaped (\r \n \t \\ \" \xNN), NUL-terminated, and cut to fit
-    /// with a trailing "..." when longer.
-    char context[64] = {};
-    std::size_t context_size = 0;  ///< characters in `context`, without the NUL
-
-    /// "<reason> at offset <n>: \"<context>\"" (allocates; for logs and exceptions).
-    std::string message() const;
-};
 
 /// The smallest max_line_length a Decoder applies: the longest fixed reply, "NOT_STORED\r\n".
 /// The fast paths recognise fixed replies and the "VALUE " prefix without consulting the line

@@ -44,6 +44,7 @@
 #pragma once
 
 #include "folsom/protocol/binary_protocol.hpp"
+#include "folsom/protocol/decode_result.hpp"
 #include "folsom/protocol/limits.hpp"
 
 #include <cstddef>
@@ -69,28 +70,10 @@ struct Response {
     std::uint64_t number = 0;  ///< successful increment/decrement: the new counter value
 };
 
-enum class ParseState : std::uint8_t { complete, need_more, error };
-
-struct ParseResult {
-    ParseState state;
-    /// complete: bytes of input the packet occupied (remove them before the next call).
-    /// need_more / error: 0.
-    std::size_t consumed = 0;
-    /// need_more: exactly how many more bytes the packet at the front needs (see Resumption;
-    /// once the header is complete, this is the rest of the whole packet).
-    std::size_t needed = 0;
-};
-
-/// Why the decoder stopped. Fixed size, so describing an error allocates nothing.
-struct DecodeError {
-    const char* reason = "";  ///< static text, e.g. "bad magic byte"
-    std::size_t offset = 0;   ///< offset of the offending field in the input of that parse()
-    char context[64] = {};    ///< the offending bytes, escaped (\xNN) and truncated
-    std::size_t context_size = 0;
-
-    /// "<reason> at offset <n>: \"<context>\"" (allocates; for logs and exceptions).
-    std::string message() const;
-};
+/// The result types shared by the three decoders (decode_result.hpp).
+using ParseState = protocol::ParseState;
+using ParseResult = protocol::ParseResult;
+using DecodeError = protocol::DecodeError;
 
 class Decoder {
   public:

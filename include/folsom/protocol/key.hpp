@@ -46,4 +46,17 @@ inline std::error_code validate_key(std::string_view key) noexcept {
     return {};
 }
 
+/// Returns {} when `group` may follow "stats ": one token or a few, one space apart
+/// ("items", "cachedump 1 0"), each following the key rules, so that it cannot carry a second
+/// command; errc::invalid_argument otherwise. The empty group is plain "stats".
+inline std::error_code validate_stats_group(std::string_view group) noexcept {
+    if (group.empty()) return {};
+    for (;;) {
+        const std::size_t space = group.find(' ');
+        if (validate_key(group.substr(0, space))) return errc::invalid_argument;
+        if (space == std::string_view::npos) return {};
+        group.remove_prefix(space + 1);
+    }
+}
+
 }  // namespace folsom::protocol

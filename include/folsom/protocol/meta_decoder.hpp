@@ -34,6 +34,7 @@
 // Pure: no I/O, no threads, no Asio, no allocation.
 #pragma once
 
+#include "folsom/protocol/decode_result.hpp"
 #include "folsom/protocol/limits.hpp"
 
 #include <cstddef>
@@ -81,26 +82,10 @@ struct Reply {
     std::optional<std::uint64_t> opaque_number() const noexcept;
 };
 
-enum class ParseState : std::uint8_t { complete, need_more, error };
-
-struct ParseResult {
-    ParseState state;
-    /// complete: bytes of input the reply occupied. need_more / error: 0.
-    std::size_t consumed = 0;
-    /// need_more: the minimum number of additional bytes needed to make progress.
-    std::size_t needed = 0;
-};
-
-/// Why the decoder stopped. Fixed size, so describing an error allocates nothing.
-struct DecodeError {
-    const char* reason = "";  ///< static text, e.g. "value size over limit"
-    std::size_t offset = 0;   ///< offset of the offending bytes in the input of that parse()
-    char context[64] = {};    ///< the offending bytes, escaped (\r \n \xNN) and truncated
-    std::size_t context_size = 0;
-
-    /// "<reason> at offset <n>: \"<context>\"" (allocates; for logs and exceptions).
-    std::string message() const;
-};
+/// The result types shared by the three decoders (decode_result.hpp).
+using ParseState = protocol::ParseState;
+using ParseResult = protocol::ParseResult;
+using DecodeError = protocol::DecodeError;
 
 class Decoder {
   public:

@@ -1,12 +1,13 @@
-// ElastiCache auto-discovery: one short TCP exchange with the configuration endpoint per
-// resolution. The reply is parsed by ElastiCacheConfigParser (sans-I/O); this file only moves
-// bytes: look the endpoint up, connect, write the request, read until the parser is done, all
-// on one strand and under one deadline.
+// ElastiCache auto-discovery: one short TCP (or TLS) exchange with the configuration endpoint
+// per resolution. The reply is parsed by ElastiCacheConfigParser (sans-I/O); this file only
+// moves bytes: look the endpoint up, connect, shake hands when TLS is on, write the request,
+// read until the parser is done, all on one strand and under one deadline.
 #include "folsom/cluster/discovery.hpp"
 #include "folsom/error.hpp"
 
 #include "cluster/discovery/elasticache_config.hpp"
 #include "net/self_connection.hpp"
+#include "net/tls_context.hpp"
 
 #include <asio/connect.hpp>
 #include <asio/ip/tcp.hpp>
@@ -31,7 +32,8 @@ struct VersionCell {
 class ConfigQuery : public std::enable_shared_from_this<ConfigQuery> {
   public:
     ConfigQuery(asio::any_io_executor ex, Discovery::Handler handler,
-                const ElastiCacheOptions& options, std::shared_ptr<VersionCell> version)
+                const ElastiCacheOptions& options, std::optional<TlsOptions> tls,
+                std::shared_ptr<VersionCell> version)
         : ex_(ex),
           strand_(asio::make_strand(ex)),
           resolver_(strand_),
@@ -41,6 +43,7 @@ class ConfigQuery : public std::enable_shared_from_this<ConfigQuery> {
           command_(options.legacy_get ? ElastiCacheCommand::legacy_get
                                       : ElastiCacheCommand::config_get),
           parser_(command_, options.max_reply_bytes),
+          tls_options_(std::move(tls)),
           version_(std::move(version)) {}
 
     void start(const ServerAddress& endpoint, std::chrono::milliseconds timeout) {
@@ -50,6 +53,15 @@ class ConfigQuery : public std::enable_shared_from_this<ConfigQuery> {
             self->timer_.async_wait([self](const std::error_code& ec) {
                 if (!ec) self->complete(make_error_code(errc::timeout));
             });
+            if (self->tls_options_) {
+                try {
+                    self->tls_context_ = net::make_tls_context(*self->tls_options_);
+                } catch (const std::system_error&) {  // a CA file or certificate unreadable
+                    return self->complete(make_error_code(errc::tls_error));
+                }
+                self->tls_.emplace(self->socket_, *self->tls_context_);
+                net::prepare_tls_stream(*self->tls_, *self->tls_options_, endpoint.host);
+            }
             self->resolver_.async_resolve(
                 endpoint.host, std::to_string(endpoint.port),
                 [self](const std::error_code& ec, asio::ip::tcp::resolver::results_type r) {
@@ -74,34 +86,49 @@ class ConfigQuery : public std::enable_shared_from_this<ConfigQuery> {
                 if (self->finished_) return;
                 if (ec || net::connected_to_itself(self->socket_))  // see self_connection.hpp
                     return self->complete(make_error_code(errc::connect_failed));
-                self->send();
+                if (!self->tls_) return self->send();
+                self->tls_->async_handshake(
+                    asio::ssl::stream_base::client, [self](const std::error_code& hec) {
+                        if (self->finished_) return;
+                        if (hec) return self->complete(make_error_code(errc::tls_error));
+                        self->send();
+                    });
             });
     }
 
     void send() {
         const std::string_view request = elasticache_request(command_);
-        asio::async_write(socket_, asio::buffer(request.data(), request.size()),
-                          [self = shared_from_this()](const std::error_code& ec, std::size_t) {
-                              if (self->finished_) return;
-                              if (ec) return self->complete(make_error_code(errc::connection_lost));
-                              self->receive();
-                          });
+        auto done = [self = shared_from_this()](const std::error_code& ec, std::size_t) {
+            if (self->finished_) return;
+            if (ec) return self->complete(make_error_code(errc::connection_lost));
+            self->receive();
+        };
+        const auto bytes = asio::buffer(request.data(), request.size());
+        if (tls_)
+            asio::async_write(*tls_, bytes, std::move(done));
+        else
+            asio::async_write(socket_, bytes, std::move(done));
+    }
+
+    auto on_read() {
+        return [self = shared_from_this()](const std::error_code& ec, std::size_t n) {
+            if (self->finished_) return;
+            auto& p = self->parser_;
+            if (n > 0) p.feed(std::string_view(self->buffer_.data(), n));
+            if (p.state() == ElastiCacheConfigParser::State::need_more) {
+                if (!ec) return self->receive();
+                p.finish_input();  // closed (or broken) before the reply was complete
+            }
+            self->complete(p.state() == ElastiCacheConfigParser::State::done ? std::error_code{}
+                                                                             : p.error());
+        };
     }
 
     void receive() {
-        socket_.async_read_some(
-            asio::buffer(buffer_),
-            [self = shared_from_this()](const std::error_code& ec, std::size_t n) {
-                if (self->finished_) return;
-                auto& p = self->parser_;
-                if (n > 0) p.feed(std::string_view(self->buffer_.data(), n));
-                if (p.state() == ElastiCacheConfigParser::State::need_more) {
-                    if (!ec) return self->receive();
-                    p.finish_input();  // closed (or broken) before the reply was complete
-                }
-                self->complete(p.state() == ElastiCacheConfigParser::State::done ? std::error_code{}
-                                                                                 : p.error());
-            });
+        if (tls_)
+            tls_->async_read_some(asio::buffer(buffer_), on_read());
+        else
+            socket_.async_read_some(asio::buffer(buffer_), on_read());
     }
 
     void complete(std::error_code ec) {
@@ -135,6 +162,9 @@ class ConfigQuery : public std::enable_shared_from_this<ConfigQuery> {
     Discovery::Handler handler_;
     ElastiCacheCommand command_;
     ElastiCacheConfigParser parser_;
+    const std::optional<TlsOptions> tls_options_;                   // unset: plain TCP
+    std::unique_ptr<asio::ssl::context> tls_context_;               // with TLS, made at start
+    std::optional<asio::ssl::stream<asio::ip::tcp::socket&>> tls_;  // over socket_
     std::shared_ptr<VersionCell> version_;
     std::array<char, 4096> buffer_{};
     bool finished_ = false;  // touched only on the strand
@@ -146,7 +176,14 @@ class ElastiCacheDiscoveryImpl final : public ElastiCacheDiscovery {
         : endpoint_(std::move(endpoint)), options_(options) {}
 
     Cancel resolve(asio::any_io_executor ex, Handler handler) override {
-        auto q = std::make_shared<ConfigQuery>(ex, std::move(handler), options_, version_);
+        return resolve_for_client(std::move(ex), std::nullopt, std::move(handler));
+    }
+
+    Cancel resolve_for_client(asio::any_io_executor ex, const std::optional<TlsOptions>& client_tls,
+                              Handler handler) override {
+        // The endpoint's own TLS settings win; else it speaks TLS as the client does.
+        auto q = std::make_shared<ConfigQuery>(ex, std::move(handler), options_,
+                                               options_.tls ? options_.tls : client_tls, version_);
         q->start(endpoint_, options_.timeout);
         return [weak = std::weak_ptr<ConfigQuery>(q)] {
             if (auto query = weak.lock()) query->cancel();

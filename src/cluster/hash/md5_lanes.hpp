@@ -1,13 +1,12 @@
 // Ketama's key hash for many keys at once: MD5 computed in SIMD lanes.
 //
 // Why: a multi-get over a libmemcached-compatible ring hashes every key with MD5, and one MD5
-// block costs ~650 instructions in OpenSSL's scalar code — more than everything else the
-// client does for a key. MD5's 64 steps are one long dependency chain, so a single digest
-// cannot go faster; independent keys can share the chain: eight keys per pass, in two groups
-// of four 32-bit lanes (GCC/Clang vector extensions: SSE2 on x86-64, NEON on arm64, plain
-// scalar code elsewhere), or sixteen, in two groups of eight, on an x86-64 CPU with AVX2
-// (chosen at run time: the build targets every x86-64). Results are bit-identical to
-// md5_word(md5(key), 0).
+// block in OpenSSL's scalar code costs more than everything else the client does for a key. MD5's
+// 64 steps are one long dependency chain, so a single digest cannot go faster; independent keys can
+// share the chain: eight keys per pass, in two groups of four 32-bit lanes (GCC/Clang vector
+// extensions: SSE2 on x86-64, NEON on arm64, plain scalar code elsewhere), or sixteen, in two
+// groups of eight, on an x86-64 CPU with AVX2 (chosen at run time: the build targets every x86-64).
+// Results are bit-identical to md5_word(md5(key), 0).
 #pragma once
 
 #include <cstdint>

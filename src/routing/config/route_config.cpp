@@ -8,6 +8,7 @@
 // it as each node is made, where the node's JSON path is known (a named handle is reported
 // where it is defined, not at each place it is copied to).
 #include "folsom/cluster/distribution.hpp"
+#include "folsom/options.hpp"
 #include "folsom/routes.hpp"
 #include "folsom/server_address.hpp"
 
@@ -230,6 +231,23 @@ void check_pool(const PoolSpec& p, const std::string& path) {
         std::string why;
         if (parse_server_address(p.servers[i], address, &why)) fail(element(servers, i), why);
     }
+    if (p.server_timeout && p.server_timeout->count() < 1)
+        fail(member(path, "server_timeout"), "a timeout is at least 1 ms");
+    if (p.protocol && *p.protocol != Protocol::ascii && *p.protocol != Protocol::binary &&
+        *p.protocol != Protocol::meta)
+        fail(member(path, "protocol"), "unknown protocol");
+    if (p.weights.empty()) return;
+    const auto weights = member(path, "weights");
+    if (p.weights.size() != p.servers.size())
+        fail(weights, "one weight per server (" + std::to_string(p.weights.size()) + " weights, " +
+                          std::to_string(p.servers.size()) + " servers)");
+    bool any = false;
+    for (std::size_t i = 0; i < p.weights.size(); ++i) {
+        if (!(p.weights[i] >= 0.0 && p.weights[i] <= 1.0))  // written so that NaN fails too
+            fail(element(weights, i), "a weight is a number in [0, 1]");
+        any = any || p.weights[i] > 0.0;
+    }
+    if (!any) fail(weights, "every weight is 0: no server would be given a key");
 }
 
 void check_hash_route(const RouteSpec& r, const std::string& path) {
@@ -368,14 +386,27 @@ void check_placement(const RouteSpec& r, const std::string& path, Placements& pl
              " here: every PoolRoute of a pool must give the same \"hash\"");
 }
 
-void validate_route(const RouteSpec& r, const std::string& path,
-                    const std::set<std::string_view>& pools, Placements& placements, int depth) {
+using PoolsByName = std::map<std::string_view, const PoolSpec*>;
+
+void validate_route(const RouteSpec& r, const std::string& path, const PoolsByName& pools,
+                    Placements& placements, int depth) {
     if (depth > max_route_depth)
         fail(path, "routes nested more than " + std::to_string(max_route_depth) + " deep");
     check_route_node(r, path);
     if (r.type == RouteType::pool) {
-        if (pools.count(r.pool) == 0)
-            fail(member(path, "pool"), "unknown pool " + in_quotes(r.pool));
+        const auto pool = pools.find(r.pool);
+        if (pool == pools.end()) fail(member(path, "pool"), "unknown pool " + in_quotes(r.pool));
+        // A weighted pool is WeightedCh3 placement over its servers (make_route_core builds
+        // it as a HashRoute): it has its own hash, and a HashRoute has no shadows.
+        if (!pool->second->weights.empty()) {
+            if (!r.hash_func.empty())
+                fail(member(path, "hash"), "pool " + in_quotes(r.pool) +
+                                               " has weights: it places keys by WeightedCh3 "
+                                               "and its routes take no hash");
+            if (!r.shadows.empty())
+                fail(member(path, "shadows"),
+                     "pool " + in_quotes(r.pool) + " has weights: its routes take no shadows");
+        }
         check_placement(r, path, placements);
     }
     for (std::size_t i = 0; i < r.shadows.size(); ++i)
@@ -483,6 +514,48 @@ std::vector<double> weights_value(const Json& j, const std::string& path) {
     return weights;
 }
 
+// mcrouter's pool options (PoolSpec says what each means in folsom).
+void read_pool_options(const Json& p, const std::string& path, PoolSpec& pool) {
+    if (const Json* t = optional(p, "server_timeout")) {
+        const auto at = member(path, "server_timeout");
+        if (!t->is_number_unsigned() || t->get<std::uint64_t>() < 1 ||
+            t->get<std::uint64_t>() > 86400000)
+            fail(at, "expected a timeout in milliseconds, 1 to 86400000, " + got(*t));
+        pool.server_timeout = std::chrono::milliseconds(t->get<std::uint64_t>());
+    }
+    if (const Json* v = optional(p, "protocol")) {
+        const auto at = member(path, "protocol");
+        const std::string& name = string_value(*v, at);
+        if (name == "ascii")
+            pool.protocol = Protocol::ascii;
+        else if (name == "binary")
+            pool.protocol = Protocol::binary;
+        else if (name == "meta")
+            pool.protocol = Protocol::meta;
+        else
+            fail(at, "unsupported protocol " + in_quotes(name) +
+                         " (supported: ascii, binary, meta; mcrouter's caret, umbrella and "
+                         "thrift are not memcached's)");
+    }
+    if (const Json* v = optional(p, "security_mech")) {
+        const auto at = member(path, "security_mech");
+        const std::string& mech = string_value(*v, at);
+        if (mech == "tls")
+            pool.tls = true;
+        else if (mech == "plain")
+            pool.tls = false;
+        else
+            fail(at, "unsupported security_mech " + in_quotes(mech) + " (supported: tls, plain)");
+    }
+    if (const Json* w = optional(p, "weights"))
+        pool.weights = weights_value(*w, member(path, "weights"));
+    if (const Json* k = optional(p, "keep_routing_prefix")) {
+        if (!k->is_boolean())
+            fail(member(path, "keep_routing_prefix"), "expected true or false, " + got(*k));
+        pool.keep_routing_prefix = k->get<bool>();
+    }
+}
+
 // A string that reads as a route by itself, never as the name of a named handle.
 bool is_route_string(std::string_view s) {
     return s == "NullRoute" || s == "ErrorRoute" || s.starts_with("ErrorRoute|") ||
@@ -540,9 +613,13 @@ RouteConfig JsonReader::read(const Json& doc) {
             const auto path = member("pools", name);
             const Json& p = it.value();
             if (!p.is_object()) fail(path, "expected a pool object, " + got(p));
-            check_keys(p, path, "servers", "a pool", false);
+            check_keys(
+                p, path,
+                "servers, server_timeout, protocol, security_mech, weights, keep_routing_prefix",
+                "a pool", false);
             PoolSpec pool{name, servers_value(require(p, "servers", path, "a pool"),
                                               member(path, "servers"))};
+            read_pool_options(p, path, pool);
             check_pool(pool, path);
             add_pool(std::move(pool), path);
         }
@@ -751,10 +828,14 @@ std::string JsonReader::pool_value(const Json& j, const std::string& path) {
         return name;
     }
     if (!j.is_object()) fail(path, "expected a pool name or an inline pool object, " + got(j));
-    check_keys(j, path, "name, servers", "an inline pool", false);
+    check_keys(
+        j, path,
+        "name, servers, server_timeout, protocol, security_mech, weights, keep_routing_prefix",
+        "an inline pool", false);
     PoolSpec pool{
         name_value(require(j, "name", path, "an inline pool"), member(path, "name")),
         servers_value(require(j, "servers", path, "an inline pool"), member(path, "servers"))};
+    read_pool_options(j, path, pool);
     check_pool(pool, path);
     auto name = pool.name;
     add_pool(std::move(pool), member(path, "name"));
@@ -850,12 +931,12 @@ RouteConfig RouteConfig::load(const std::string& path) {
 }
 
 void RouteConfig::validate() const {
-    std::set<std::string_view> names;
+    PoolsByName names;
     for (std::size_t i = 0; i < pools.size(); ++i) {
         const auto& p = pools[i];
         if (p.name.empty()) fail(element("pools", i), "a pool needs a name");
         const auto path = member("pools", p.name);
-        if (!names.insert(p.name).second)
+        if (!names.emplace(p.name, &p).second)
             fail(path, "pool " + in_quotes(p.name) + " is defined twice");
         check_pool(p, path);
     }

@@ -2,6 +2,7 @@
 
 #include "folsom/detail/request_memory.hpp"
 
+#include "base/wrapper_operation.hpp"
 #include "cluster/hash/murmur3.hpp"
 #include "routing/route_tree.hpp"
 
@@ -11,13 +12,11 @@ namespace folsom::routing {
 namespace {
 
 /// One shadow copy of a request: nobody waits for it; it only counts how it ended.
-class ShadowOp final : public detail::Operation {
+class ShadowOp final : public detail::WrapperOperation<ShadowOp> {
   public:
     static void send(Route& target, RouteCounters& counters, const RouteTree& tree,
                      detail::Operation& caller, const detail::Request& r) {
-        allocator alloc;
-        ShadowOp* s = alloc.allocate(1);
-        ::new (static_cast<void*>(s)) ShadowOp(counters, tree, caller);
+        ShadowOp* s = make(counters, tree, caller);
         counters.shadow_requests.fetch_add(1, std::memory_order_relaxed);
         target.send(*s, 0, r);
         s->drop();  // the sender's reference
@@ -29,34 +28,19 @@ class ShadowOp final : public detail::Operation {
         if (c.ec) counters_.shadow_errors.fetch_add(1, std::memory_order_relaxed);
         drop();
     }
-    // The shadow's write may still read the caller's value: keep the caller too (it is alive
-    // here, since the pin comes while the shadow is sent, inside the caller's own send).
-    void pin() noexcept override {
-        refs_.fetch_add(1, std::memory_order_relaxed);
-        caller_.pin();
-    }
-    void unpin() override {
-        caller_.unpin();
-        drop();
-    }
 
   private:
-    using allocator = detail::RequestAllocator<ShadowOp>;
+    // The shadow's write may still read the caller's value: WrapperOperation keeps the caller
+    // pinned too (it is alive then, since the pin comes while the shadow is sent, inside the
+    // caller's own send).
+    friend class detail::WrapperOperation<ShadowOp>;
 
+    // Two references: the sender's and the send's.
     ShadowOp(RouteCounters& counters, const RouteTree& tree, detail::Operation& caller)
-        : counters_(counters), tree_(tree.shared_from_this()), caller_(caller) {}
-
-    void drop() {
-        if (!detail::drop_reference(refs_)) return;
-        allocator alloc;
-        this->~ShadowOp();
-        alloc.deallocate(this, 1);
-    }
+        : WrapperOperation(caller, 2), counters_(counters), tree_(tree.shared_from_this()) {}
 
     RouteCounters& counters_;
     std::shared_ptr<const RouteTree> tree_;  // the shadow may outlive the caller and client
-    detail::Operation& caller_;
-    std::atomic<int> refs_{2};  // the sender's and the send's
 };
 
 }  // namespace

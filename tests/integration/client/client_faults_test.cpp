@@ -4,10 +4,12 @@
 #include "folsom/client.hpp"
 #include "folsom/metrics_registry.hpp"
 
+#include "support/completion_ledger.hpp"
 #include "support/fake_server.hpp"
 #include "support/memcached_server.hpp"
 #include "support/private_network.hpp"
 #include "support/protocols.hpp"
+#include "support/wait_for.hpp"
 
 #include <asio/bind_cancellation_slot.hpp>
 #include <asio/cancellation_signal.hpp>
@@ -36,37 +38,9 @@ using namespace std::chrono_literals;
 using folsom::errc;
 using folsom::Status;
 
-/// Counts completions per request id: each must be exactly 1.
-class CompletionLedger {
-  public:
-    explicit CompletionLedger(std::size_t n) : counts_(n) {}
-    void complete(std::size_t id) { counts_[id].fetch_add(1, std::memory_order_relaxed); }
-    std::size_t never() const {
-        std::size_t k = 0;
-        for (auto& c : counts_)
-            k += c.load() == 0;
-        return k;
-    }
-    std::size_t twice() const {
-        std::size_t k = 0;
-        for (auto& c : counts_)
-            k += c.load() > 1;
-        return k;
-    }
-    bool all_done() const { return never() == 0; }
+using folsom::test::CompletionLedger;
 
-  private:
-    std::vector<std::atomic<int>> counts_;
-};
-
-bool wait_for(const std::function<bool()>& pred, std::chrono::milliseconds limit) {
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    while (std::chrono::steady_clock::now() < deadline) {
-        if (pred()) return true;
-        std::this_thread::sleep_for(5ms);
-    }
-    return pred();
-}
+using folsom::test::wait_for;
 
 class ClientFaults : public ::testing::TestWithParam<folsom::Protocol> {
   protected:

@@ -33,7 +33,6 @@ class DeleteAll : public ::testing::TestWithParam<Protocol> {
     void SetUp() override {
         folsom::Options o;
         o.protocol = GetParam();
-        o.servers.clear();  // not the default 127.0.0.1:11211
         for (auto& s : servers_)
             o.servers.push_back(s.address());
         o.connect_timeout = 2000ms;

@@ -262,7 +262,6 @@ class MultiWrites : public ::testing::TestWithParam<Protocol> {
   protected:
     folsom::Options options(const std::vector<std::unique_ptr<MemcachedServer>>& servers) const {
         folsom::Options o;
-        o.servers.clear();  // not the default localhost:11211
         for (const auto& s : servers)
             o.servers.push_back(s->address());
         o.protocol = GetParam();

@@ -112,7 +112,6 @@ void expect_keys_where_libmemcached_puts_them(folsom::BlockingClient& c, const S
 TEST(Cluster, KeysLandOnTheServerLibmemcachedChooses) {
     const Servers servers = start_servers(5);
     folsom::Options o;
-    o.servers.clear();
     std::vector<ServerAddress> addresses;
     for (const auto& s : servers) {
         o.servers.push_back(s->address());
@@ -134,7 +133,6 @@ TEST(Cluster, KeysLandOnTheServerLibmemcachedChooses) {
 TEST(Cluster, WeightedServersFollowLibmemcached) {
     const Servers servers = start_servers(3);
     folsom::Options o;
-    o.servers.clear();
     std::vector<ServerAddress> addresses;
     for (std::uint32_t i = 0; i < servers.size(); ++i) {
         o.servers.push_back(servers[i]->address() + ":" + std::to_string(i + 1));
@@ -150,7 +148,6 @@ TEST(Cluster, EveryServerGetsItsPoolOfConnections) {
     for (const auto& s : servers)
         before.push_back(curr_connections(s->port()));
     folsom::Options o;
-    o.servers.clear();
     for (const auto& s : servers)
         o.servers.push_back(s->address());
     o.connections_per_server = 4;
@@ -186,7 +183,6 @@ TEST(Cluster, RequestsAreSpreadRoundRobinOverThePool) {
 TEST(Cluster, KillingOneServerFailsOnlyItsKeysFastAndItComesBack) {
     Servers servers = start_servers(3);
     folsom::Options o;
-    o.servers.clear();
     for (const auto& s : servers)
         o.servers.push_back(s->address());
     o.request_timeout = 2s;
@@ -299,7 +295,6 @@ TEST(Cluster, KillingOneServerFailsOnlyItsKeysFastAndItComesBack) {
 TEST(Cluster, MultiGetReturnsPartialResultsWhileAServerIsDown) {
     Servers servers = start_servers(3);
     folsom::Options o;
-    o.servers.clear();
     for (const auto& s : servers)
         o.servers.push_back(s->address());
     o.reconnect_initial_delay = 5s;  // stays down for the whole test
@@ -499,7 +494,6 @@ TEST_F(ClusterRetry, ShutdownIsNotRetried) {
 TEST(ClusterFailover, ADeadServersKeysMoveWhereLibmemcachedAutoEjectPutsThem) {
     Servers servers = start_servers(3);
     folsom::Options o;
-    o.servers.clear();
     for (const auto& s : servers)
         o.servers.push_back(s->address());
     o.failover.enabled = true;
@@ -533,7 +527,6 @@ TEST(ClusterFailover, ADeadServersKeysMoveWhereLibmemcachedAutoEjectPutsThem) {
 TEST(ClusterFailover, Ch3MovesADeadServersKeysAsWeightZeroWould) {
     Servers servers = start_servers(3);
     folsom::Options o;
-    o.servers.clear();
     for (const auto& s : servers)
         o.servers.push_back(s->address());
     o.distribution = folsom::cluster::Distribution::mcrouter_ch3;
@@ -571,7 +564,6 @@ TEST(ClusterFailover, Ch3MovesADeadServersKeysAsWeightZeroWould) {
 TEST(ClusterFailover, DeadTimeoutBringsAServerBackEvenIfStillDown) {
     Servers servers = start_servers(3);
     folsom::Options o;
-    o.servers.clear();
     for (const auto& s : servers)
         o.servers.push_back(s->address());
     o.failover.enabled = true;
@@ -605,7 +597,6 @@ TEST(ClusterFailover, DeadTimeoutBringsAServerBackEvenIfStillDown) {
 TEST(ClusterFailover, OffByDefaultKeysStayOnTheirDeadServer) {
     Servers servers = start_servers(3);
     folsom::Options o;
-    o.servers.clear();
     for (const auto& s : servers)
         o.servers.push_back(s->address());
     o.reconnect_initial_delay = 3s;

@@ -249,7 +249,6 @@ void expect_libmemcached_agrees(bool hash_with_prefix) {
     for (int i = 0; i < 3; ++i)
         servers.push_back(std::make_unique<MemcachedServer>());
     folsom::Options o;
-    o.servers.clear();
     for (const auto& s : servers)
         o.servers.push_back(s->address());
     o.key_prefix = "ns/";

@@ -10,6 +10,7 @@
 #include "support/io_runner.hpp"
 #include "support/memcached_server.hpp"
 #include "support/protocols.hpp"
+#include "support/wait_for.hpp"
 
 #include <asio/post.hpp>
 #include <asio/use_future.hpp>
@@ -63,12 +64,7 @@ class WriteCounter final : public folsom::Metrics {
 };
 
 bool wait_for(const std::function<bool()>& pred, std::chrono::milliseconds limit) {
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    while (std::chrono::steady_clock::now() < deadline) {
-        if (pred()) return true;
-        std::this_thread::sleep_for(2ms);
-    }
-    return pred();
+    return folsom::test::wait_for(pred, limit, 2ms);
 }
 
 /// How often each of n requests completed, and with what.

@@ -14,6 +14,7 @@
 #include "support/delay_proxy.hpp"
 #include "support/memcached_server.hpp"
 #include "support/private_network.hpp"
+#include "support/wait_for.hpp"
 
 #include <gtest/gtest.h>
 
@@ -37,12 +38,7 @@ using folsom::test::run_command;
 using folsom::test::tc;
 
 bool wait_for(const std::function<bool()>& pred, std::chrono::milliseconds limit) {
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    while (std::chrono::steady_clock::now() < deadline) {
-        if (pred()) return true;
-        std::this_thread::sleep_for(10ms);
-    }
-    return pred();
+    return folsom::test::wait_for(pred, limit, 10ms);
 }
 
 /// The outcomes of a batch of requests issued at once (so they are pipelined on the

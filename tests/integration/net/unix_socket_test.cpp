@@ -11,6 +11,7 @@
 
 #include "support/memcached_server.hpp"
 #include "support/protocols.hpp"
+#include "support/wait_for.hpp"
 
 #include <asio/use_future.hpp>
 #include <gtest/gtest.h>
@@ -34,14 +35,7 @@ using folsom::Status;
 using folsom::test::MemcachedServer;
 using folsom::test::on_unix_socket;
 
-bool wait_for(const std::function<bool()>& pred, std::chrono::milliseconds limit) {
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    while (std::chrono::steady_clock::now() < deadline) {
-        if (pred()) return true;
-        std::this_thread::sleep_for(5ms);
-    }
-    return pred();
-}
+using folsom::test::wait_for;
 
 bool server_has(const MemcachedServer& s, const std::string& key) {
     return folsom::test::raw_request(s, "get " + key + "\r\n", "END\r\n")

@@ -120,7 +120,6 @@ class WriteHereTest : public ::testing::TestWithParam<Protocol> {
   protected:
     folsom::Options options(const Servers& servers) {
         folsom::Options o;
-        o.servers.clear();  // (the default names localhost:11211)
         for (const auto& s : servers)
             o.servers.push_back(s->address());
         o.protocol = GetParam();

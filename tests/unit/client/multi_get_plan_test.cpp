@@ -4,6 +4,8 @@
 #include "folsom/detail/collectors.hpp"
 #include "folsom/error.hpp"
 
+#include "support/counting_operator_new.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -18,45 +20,14 @@
 #include <thread>
 #include <vector>
 
-// Every heap allocation of this executable is counted, so that a test can tell whether planning
-// touched the heap at all, whatever container or memory resource would have done it.
 namespace {
-std::size_t& heap_allocations() {
-    thread_local std::size_t n = 0;
-    return n;
-}
-// Out of line, so that g++ does not see memory from operator new reach free() and warn
-// (-Wmismatched-new-delete): here it must.
-[[gnu::noinline]] void release(void* p) noexcept {
-    std::free(p);
-}
-}  // namespace
 
-void* operator new(std::size_t n) {
-    ++heap_allocations();
-    if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
-    throw std::bad_alloc();
+// Every heap allocation is counted (support/counting_operator_new.hpp), so that a test can tell
+// whether planning touched the heap at all, whatever container or memory resource would have
+// done it. On this thread only: the tests' own threads allocate as they like.
+std::size_t heap_allocations() {
+    return folsom::test::heap_allocations_on_this_thread();
 }
-void* operator new(std::size_t n, std::align_val_t a) {
-    ++heap_allocations();
-    const auto align = static_cast<std::size_t>(a);
-    if (void* p = std::aligned_alloc(align, (n + align - 1) / align * align)) return p;
-    throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept {
-    release(p);
-}
-void operator delete(void* p, std::size_t) noexcept {
-    release(p);
-}
-void operator delete(void* p, std::align_val_t) noexcept {
-    release(p);
-}
-void operator delete(void* p, std::size_t, std::align_val_t) noexcept {
-    release(p);
-}
-
-namespace {
 
 using folsom::detail::MultiGetPlan;
 using folsom::detail::Operation;

@@ -220,6 +220,14 @@ TEST(AsciiDecoder, StatLines) {
     expect_replies("STAT name\r\nSTAT other \r\n", {stat("name", ""), stat("other", "")});
 }
 
+TEST(AsciiDecoder, CachedumpItemLines) {
+    // "stats cachedump <slab> <n>" lists keys as ITEM lines: each a stat named by its key.
+    expect_replies(
+        "ITEM k1 [5 b; 0 s]\r\nITEM k:2 [12 b; 1796641229 s]\r\nEND\r\n",
+        {stat("k1", "[5 b; 0 s]"), stat("k:2", "[12 b; 1796641229 s]"), word(ReplyKind::end)});
+    expect_rejected("ITEM \r\n", reason::malformed_stat, 0);
+}
+
 // ---- the cases of Folsom PR #247's decoder tests -------------------------------------------
 
 TEST(AsciiDecoder, FolsomMultiValueResponse) {

@@ -144,7 +144,11 @@ TEST(AsciiEncoder, FlushAll) {
 TEST(AsciiEncoder, Stats) {
     EXPECT_EQ(encoded([](auto& o) { return encode_stats(o); }), "stats\r\n");
     EXPECT_EQ(encoded([](auto& o) { return encode_stats(o, "slabs"); }), "stats slabs\r\n");
-    for (std::string_view bad : {"items\r\nflush_all"sv, "a b"sv, "x\n"sv}) {
+    // Arguments, one space apart (what libmemcached's memcached_dump sends).
+    EXPECT_EQ(encoded([](auto& o) { return encode_stats(o, "cachedump 1 0"); }),
+              "stats cachedump 1 0\r\n");
+    for (std::string_view bad :
+         {"items\r\nflush_all"sv, "a  b"sv, " a"sv, "a "sv, "x\n"sv, "a \r\nflush_all"sv}) {
         OutputBuffer out;
         EXPECT_EQ(encode_stats(out, bad), errc::invalid_argument) << bad;
         EXPECT_TRUE(out.empty());

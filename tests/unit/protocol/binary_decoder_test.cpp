@@ -1,5 +1,8 @@
 #include "folsom/protocol/binary_decoder.hpp"
 
+#include "support/counting_operator_new.hpp"
+#include "support/split_feed.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,25 +14,6 @@
 #include <ostream>
 #include <string>
 #include <vector>
-
-// Counts every allocation in this test program, so a test can assert that decoding made none.
-namespace {
-std::atomic<std::size_t> allocations{0};
-}  // namespace
-
-void* operator new(std::size_t size) {
-    ++allocations;
-    if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-    throw std::bad_alloc();
-}
-// Not inlined: GCC would otherwise pair the free() with a `new[]` at a call site and report a
-// mismatch that is not there (new[] forwards to this operator new).
-[[gnu::noinline]] void operator delete(void* p) noexcept {
-    std::free(p);
-}
-[[gnu::noinline]] void operator delete(void* p, std::size_t) noexcept {
-    std::free(p);
-}
 
 // Packets below are written with designated initializers that name only the fields that
 // matter; the rest keep their defaults on purpose, which GCC would otherwise warn about.
@@ -146,6 +130,11 @@ Decoded own(const Response& r, std::size_t consumed) {
             consumed};
 }
 
+Decoded own_without_size(Decoded d) {
+    d.consumed = 0;
+    return d;
+}
+
 /// Decodes everything in `stream` in one go; expects it to end on a packet boundary.
 std::vector<Decoded> decode_all(std::string_view stream) {
     Decoder d;
@@ -203,10 +192,26 @@ std::vector<Decoded> decode_in_chunks(std::string_view stream, std::vector<std::
     return out;
 }
 
+// A Response as the split feeder keeps it (without `consumed`, which the feeder does not pass).
+struct Owned {
+    Decoded d;
+    explicit Owned(const Response& r) : d(own(r, 0)) {}
+    bool operator==(const Owned&) const = default;
+    friend std::ostream& operator<<(std::ostream& os, const Owned& o) { return os << o.d; }
+};
+
 void expect_same_at_every_split(std::string_view stream) {
     const std::vector<Decoded> whole = decode_all(stream);
-    for (std::size_t split = 0; split <= stream.size(); ++split)
-        ASSERT_EQ(decode_in_chunks(stream, {split}, whole), whole) << "split at " << split;
+    // Whole, split at every byte and byte by byte decode the same packets (split_feed.hpp).
+    const auto fed =
+        folsom::test::expect_split_invariant<Decoder, Response, Owned>(Limits{}, stream);
+    EXPECT_FALSE(fed.failed) << fed.error_reason;
+    EXPECT_EQ(fed.leftover, 0u);
+    EXPECT_EQ(fed.contract_violations, 0u);
+    ASSERT_EQ(fed.replies.size(), whole.size());
+    for (std::size_t i = 0; i < whole.size(); ++i)
+        EXPECT_EQ(fed.replies[i].d, own_without_size(whole[i])) << "packet " << i;
+    // Byte by byte, every need_more names exactly what its header or packet still lacks.
     std::vector<std::size_t> every_byte;
     for (std::size_t i = 1; i < stream.size(); ++i)
         every_byte.push_back(i);
@@ -482,14 +487,14 @@ TEST(BinaryDecoder, DecodingAllocatesNothing) {
     Response r;
     std::string_view rest = stream;
     std::size_t n = 0;
-    const std::size_t before = allocations.load();
+    const std::size_t before = folsom::test::heap_allocations();
     for (;;) {
         const auto res = d.parse(rest, r);
         if (res.state != ParseState::complete) break;
         rest.remove_prefix(res.consumed);
         ++n;
     }
-    const std::size_t after = allocations.load();
+    const std::size_t after = folsom::test::heap_allocations();
     EXPECT_EQ(after, before);
     EXPECT_EQ(n, every_kind().size());
     EXPECT_TRUE(rest.empty());

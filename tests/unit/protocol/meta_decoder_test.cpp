@@ -1,7 +1,10 @@
 #include "folsom/protocol/meta_decoder.hpp"
 
+#include "support/split_feed.hpp"
+
 #include <gtest/gtest.h>
 
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -55,66 +58,31 @@ std::string describe(const Reply& r) {
     return s;
 }
 
+// A reply as its describe() line: what the feeder keeps of each reply, and compares.
+struct Described {
+    std::string text;
+    explicit Described(const Reply& r) : text(describe(r)) {}
+    bool operator==(const Described&) const = default;
+    friend std::ostream& operator<<(std::ostream& os, const Described& d) { return os << d.text; }
+};
+
 struct Outcome {
     std::vector<std::string> replies;
     std::string error;         // reason, when the decoder failed
     std::size_t leftover = 0;  // unconsumed bytes at the end
-    bool operator==(const Outcome&) const = default;
 };
 
-// Feeds `stream` to a fresh decoder the way a connection does: bytes arrive in chunks ending
-// at `cuts` (then the rest); after each arrival every complete reply is decoded and removed.
-// Each parse() sees a fresh copy of the unconsumed bytes, at a new address, so views that were
-// not re-based onto the current input would show up as garbage.
-Outcome feed(std::string_view stream, const std::vector<std::size_t>& cuts,
-             const Limits& limits = {}) {
-    Outcome o;
-    Decoder d(limits);
-    std::string buf;
-    std::size_t fed = 0;
-    auto arrive = [&](std::size_t end) {
-        buf.append(stream.substr(fed, end - fed));
-        fed = end;
-        for (;;) {
-            const std::string moved = buf;
-            Reply r;
-            const ParseResult res = d.parse(moved, r);
-            if (res.state == ParseState::complete) {
-                EXPECT_GT(res.consumed, 0u);
-                o.replies.push_back(describe(r));
-                buf.erase(0, res.consumed);
-                continue;
-            }
-            if (res.state == ParseState::need_more) {
-                EXPECT_EQ(res.consumed, 0u);
-                EXPECT_GT(res.needed, 0u);
-                return true;
-            }
-            o.error = d.error().reason;
-            EXPECT_EQ(d.parse(moved, r).state, ParseState::error);  // sticky
-            return false;
-        }
-    };
-    for (std::size_t c : cuts)
-        if (!arrive(c)) return o;
-    if (arrive(stream.size())) o.leftover = buf.size();
-    return o;
-}
-
-Outcome whole(std::string_view stream, const Limits& limits = {}) {
-    return feed(stream, {}, limits);
-}
-
-// Whole, split at every boundary, and byte by byte must all agree.
+// Whole, split at every boundary, and byte by byte must all agree (test::split_feed feeds the
+// decoder as a connection does, every arrival at a fresh address).
 Outcome decode_every_way(std::string_view stream, const Limits& limits = {}) {
-    const Outcome expected = whole(stream, limits);
-    for (std::size_t cut = 1; cut < stream.size(); ++cut)
-        EXPECT_EQ(feed(stream, {cut}, limits), expected) << "split at " << cut;
-    std::vector<std::size_t> every;
-    for (std::size_t i = 1; i < stream.size(); ++i)
-        every.push_back(i);
-    EXPECT_EQ(feed(stream, every, limits), expected) << "byte by byte";
-    return expected;
+    const auto got = test::expect_split_invariant<Decoder, Reply, Described>(limits, stream);
+    EXPECT_EQ(got.contract_violations, 0u);
+    Outcome o;
+    for (const Described& r : got.replies)
+        o.replies.push_back(r.text);
+    if (got.failed) o.error = got.error_reason;
+    o.leftover = got.leftover;
+    return o;
 }
 
 std::vector<std::string> replies(std::string_view stream) {

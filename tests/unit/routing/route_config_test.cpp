@@ -2,11 +2,13 @@
 // validate(); every refusal is checked by its exact one-line message, since the message (with
 // its JSON path) is what a user reads to find the fault.
 #include "folsom/error.hpp"
+#include "folsom/options.hpp"
 #include "folsom/routes.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -483,15 +485,17 @@ TEST(RouteConfigParseError, InlinePools) {
               "[IPV6][:PORT[:WEIGHT]] or /SOCKET/PATH[/?WEIGHT]");
     EXPECT_EQ(parse_error(with_route(R"({"type": "PoolRoute",
                                          "pool": {"name": "C", "servers": ["a:1"], "hash": "ch3"}})")),
-              "route.pool: unknown key 'hash' (an inline pool takes name, servers)");
+              "route.pool: unknown key 'hash' (an inline pool takes name, servers, server_timeout, "
+              "protocol, security_mech, weights, keep_routing_prefix)");
 }
 
 TEST(RouteConfigParseError, UnknownKeys) {
     EXPECT_EQ(parse_error(with_route(R"({"type": "PoolRoute", "pool": "A", "rates": {}})")),
               "route: unknown key 'rates' (PoolRoute takes pool, shadows, hash, name)");
-    EXPECT_EQ(parse_error(R"({"pools": {"A": {"servers": ["a:1"], "protocol": "ascii"}},
+    EXPECT_EQ(parse_error(R"({"pools": {"A": {"servers": ["a:1"], "failover_policy": {}}},
                               "route": "PoolRoute|A"})"),
-              "pools.A: unknown key 'protocol' (a pool takes servers)");
+              "pools.A: unknown key 'failover_policy' (a pool takes servers, server_timeout, "
+              "protocol, security_mech, weights, keep_routing_prefix)");
     EXPECT_EQ(parse_error(with_route(R"({"type": "PoolRoute", "pool": "A",
                                          "shadows": [{"target": "PoolRoute|B",
                                                       "index_range": [0, 1]}]})")),
@@ -1017,3 +1021,96 @@ TEST(RouteConfigLoad, AMissingFileIsARouteConfigError) {
 }
 
 }  // namespace
+
+// ---- mcrouter's pool options ----------------------------------------------------------------
+
+namespace pool_options {
+
+RouteConfig parse_pools(std::string_view pools) {
+    return RouteConfig::parse(R"({"pools": )" + std::string(pools) +
+                              R"(, "route": "PoolRoute|A"})");
+}
+
+TEST(RouteConfigPoolOptions, AreReadWithMcroutersMeaning) {
+    const RouteConfig c = parse_pools(R"({"A": {"servers": ["a:1", "b:2"], "server_timeout": 250,
+                                               "protocol": "meta", "security_mech": "tls",
+                                               "weights": [1, 0.5], "keep_routing_prefix": true}})");
+    ASSERT_EQ(c.pools.size(), 1u);
+    const PoolSpec& a = c.pools[0];
+    EXPECT_EQ(a.server_timeout, std::chrono::milliseconds(250));
+    EXPECT_EQ(a.protocol, folsom::Protocol::meta);
+    EXPECT_EQ(a.tls, true);
+    EXPECT_EQ(a.weights, (std::vector<double>{1.0, 0.5}));
+    EXPECT_TRUE(a.keep_routing_prefix);
+}
+
+TEST(RouteConfigPoolOptions, UnsetMeansTheClientsOptions) {
+    const RouteConfig c = parse_pools(R"({"A": {"servers": ["a:1"]}})");
+    const PoolSpec& a = c.pools[0];
+    EXPECT_FALSE(a.server_timeout);
+    EXPECT_FALSE(a.protocol);
+    EXPECT_FALSE(a.tls);
+    EXPECT_TRUE(a.weights.empty());
+    EXPECT_FALSE(a.keep_routing_prefix);
+}
+
+TEST(RouteConfigPoolOptions, PoolsMayDiffer) {
+    const RouteConfig c = RouteConfig::parse(R"({"pools": {
+        "A": {"servers": ["a:1"], "protocol": "ascii", "security_mech": "plain"},
+        "B": {"servers": ["b:1"], "protocol": "binary", "server_timeout": 10}},
+        "route": {"type": "AllSyncRoute", "children": ["PoolRoute|A",
+            {"type": "PoolRoute", "pool": {"name": "C", "servers": ["c:1"], "protocol": "meta"}}]}})");
+    ASSERT_EQ(c.pools.size(), 3u);
+    EXPECT_EQ(c.pools[0].protocol, folsom::Protocol::ascii);
+    EXPECT_EQ(c.pools[0].tls, false);
+    EXPECT_EQ(c.pools[1].protocol, folsom::Protocol::binary);
+    EXPECT_EQ(c.pools[1].server_timeout, std::chrono::milliseconds(10));
+    EXPECT_EQ(c.pools[2].protocol, folsom::Protocol::meta);
+}
+
+TEST(RouteConfigPoolOptions, BadValuesAreRefusedByPath) {
+    auto refused = [](std::string_view pools) {
+        return parse_error(R"({"pools": )" + std::string(pools) + R"(, "route": "PoolRoute|A"})");
+    };
+    EXPECT_EQ(refused(R"({"A": {"servers": ["a:1"], "server_timeout": 0}})"),
+              "pools.A.server_timeout: expected a timeout in milliseconds, 1 to 86400000, got 0");
+    EXPECT_EQ(
+        refused(R"({"A": {"servers": ["a:1"], "server_timeout": "1s"}})"),
+        "pools.A.server_timeout: expected a timeout in milliseconds, 1 to 86400000, got string");
+    EXPECT_EQ(refused(R"({"A": {"servers": ["a:1"], "protocol": "caret"}})"),
+              "pools.A.protocol: unsupported protocol 'caret' (supported: ascii, binary, meta; "
+              "mcrouter's caret, umbrella and thrift are not memcached's)");
+    EXPECT_EQ(refused(R"({"A": {"servers": ["a:1"], "security_mech": "tls_to_plain"}})"),
+              "pools.A.security_mech: unsupported security_mech 'tls_to_plain' (supported: tls, "
+              "plain)");
+    EXPECT_EQ(refused(R"({"A": {"servers": ["a:1"], "keep_routing_prefix": 1}})"),
+              "pools.A.keep_routing_prefix: expected true or false, got 1");
+    EXPECT_EQ(refused(R"({"A": {"servers": ["a:1", "b:1"], "weights": [1]}})"),
+              "pools.A.weights: one weight per server (1 weights, 2 servers)");
+    EXPECT_EQ(refused(R"({"A": {"servers": ["a:1", "b:1"], "weights": [0, 0]}})"),
+              "pools.A.weights: every weight is 0: no server would be given a key");
+    EXPECT_EQ(refused(R"({"A": {"servers": ["a:1", "b:1"], "weights": [1, 1.5]}})"),
+              "pools.A.weights[1]: a weight is a number in [0, 1]");
+    EXPECT_EQ(parse_error(R"({"pools": {"A": {"servers": ["a:1"], "weights": [1]}},
+                              "route": {"type": "PoolRoute", "pool": "A", "hash": "Ch3"}})"),
+              "route.hash: pool 'A' has weights: it places keys by WeightedCh3 and its routes "
+              "take no hash");
+    EXPECT_EQ(parse_error(R"({"pools": {"A": {"servers": ["a:1"], "weights": [1]},
+                                        "B": {"servers": ["b:1"]}},
+                              "route": {"type": "PoolRoute", "pool": "A",
+                                        "shadows": [{"target": "PoolRoute|B"}]}})"),
+              "route.shadows: pool 'A' has weights: its routes take no shadows");
+}
+
+TEST(RouteConfigPoolOptions, ValidateChecksPoolsMadeInCode) {
+    PoolSpec a{"A", {"a:1", "b:1"}};
+    a.weights = {0.0, 0.0};
+    EXPECT_EQ(validate_error(RouteConfig{{a}, routes::pool("A")}),
+              "pools.A.weights: every weight is 0: no server would be given a key");
+    PoolSpec t{"A", {"a:1"}};
+    t.server_timeout = std::chrono::milliseconds(0);
+    EXPECT_EQ(validate_error(RouteConfig{{t}, routes::pool("A")}),
+              "pools.A.server_timeout: a timeout is at least 1 ms");
+}
+
+}  // namespace pool_options

@@ -1,0 +1,32 @@
+# compat.consumers: scripts/compat-check runs the test suites of the programs built on
+# libmemcached (php-memcached, pylibmc, the Perl modules, libmemcached-tools) against the drop-in
+# this tree built (compat/libmemcached/) and against Debian's libmemcached, and fails on any
+# test that passes with Debian's library only (docs/libmemcached-dropin.md). It exits 77, a
+# skip, when none of those consumers is installed (`scripts/compat-check --install` installs
+# them) or their test sources cannot be had. Debian's results are kept in the build tree and
+# reused while the script and the installed packages are unchanged, so a run costs the
+# drop-in's side only (about a minute when it passes).
+# Not in a sanitizer tree: a sanitized library cannot be loaded into php, python3 or perl.
+# Off unless asked for (FOLSOM_COMPAT_CHECK=1 scripts/test, or -DFOLSOM_COMPAT_CHECK=ON): the
+# drop-in does not yet pass every consumer test that Debian's library passes (the list is in
+# docs/libmemcached-dropin.md), and a first run measures both sides for minutes.
+option(FOLSOM_COMPAT_CHECK "Add compat.consumers: the consumers' own suites on the drop-in" OFF)
+if(FOLSOM_COMPAT_CHECK AND FOLSOM_BUILD_TESTS AND TARGET folsom_libmemcached AND NOT FOLSOM_SANITIZE
+   AND (NOT FOLSOM_TEST_ONLY OR "compat_consumers" MATCHES "${FOLSOM_TEST_ONLY}"))
+  add_test(NAME compat.consumers
+           COMMAND ${PROJECT_SOURCE_DIR}/scripts/compat-check
+                   --lib-dir $<TARGET_FILE_DIR:folsom_libmemcached>
+                   --work ${PROJECT_BINARY_DIR}/compat-check
+                   --reuse-debian --test-timeout 20 --suite-timeout 240)
+  set_tests_properties(compat.consumers PROPERTIES
+    LABELS compat SKIP_RETURN_CODE 77 TIMEOUT 1200 COST 500)
+endif()
+
+# compat.check_self_test: the harness's verdict logic (TAP parsing, the per-test comparison,
+# the loader proof, output normalisation) on fixed inputs; needs python3 only, seconds.
+if(FOLSOM_BUILD_TESTS AND NOT FOLSOM_TEST_PREFIX
+   AND (NOT FOLSOM_TEST_ONLY OR "compat_check_self_test" MATCHES "${FOLSOM_TEST_ONLY}"))
+  add_test(NAME compat.check_self_test
+           COMMAND ${PROJECT_SOURCE_DIR}/scripts/compat-check --self-test)
+  set_tests_properties(compat.check_self_test PROPERTIES LABELS compat TIMEOUT 60)
+endif()

@@ -1,0 +1,330 @@
+// The Handle behind a memcached_st: connections, placement, errors, allocators.
+#include "handle.hpp"
+
+#include "folsom/cluster/continuum.hpp"
+#include "folsom/protocol/key.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <unistd.h>
+
+namespace folsom::compat {
+
+Handle* handle_of(const memcached_st* memc) noexcept {
+    if (!memc) return nullptr;
+    return reinterpret_cast<Handle*>(memc->ketama.continuum);
+}
+
+Handle::~Handle() {
+    disconnect();
+}
+
+void Handle::forget_if_forked() {
+    if (!loop || loop_pid == ::getpid()) return;
+    for (auto& s : servers) {
+        if (!s->client) continue;
+        static_cast<void>(new Client(std::move(*s->client)));  // never shut down, never freed
+        s->client.reset();
+    }
+    static_cast<void>(loop.release());
+}
+
+void Handle::disconnect() {
+    forget_if_forked();
+    bool any = false;
+    for (auto& s : servers) {
+        if (s->client) {
+            s->client->shutdown();
+            any = true;
+        }
+    }
+    if (!loop) return;
+    // Let the closing completions run on this thread, as BlockingClient's destructor does,
+    // then start a fresh loop for the connections to come.
+    for (auto& s : servers)
+        s->client.reset();
+    if (any) loop->stop();
+    loop.reset();
+}
+
+Client& Handle::client(std::size_t i) {
+    forget_if_forked();
+    ServerEntry& s = *servers[i];
+    if (!loop) {
+        loop = std::make_unique<detail::BlockingLoop>(false);
+        loop_pid = ::getpid();
+    }
+    if (s.client) return *s.client;
+    Options o;
+    if (s.type == MEMCACHED_CONNECTION_UNIX_SOCKET)
+        o.servers = {s.host};
+    else if (s.host.find(':') != std::string::npos)
+        o.servers = {"[" + s.host + "]:" + std::to_string(s.port)};
+    else
+        o.servers = {s.host + ":" + std::to_string(s.port)};
+    o.protocol = root->flags.binary_protocol ? Protocol::binary : Protocol::ascii;
+    // libmemcached leaves the size of a value to the server (which answers E2BIG); the bound
+    // here only keeps a reply from making the client allocate without limit.
+    o.max_value_size = std::size_t{1} << 30;
+    const auto ms = [](std::int32_t v, std::int32_t fallback) {
+        return std::chrono::milliseconds(v > 0 ? v : fallback);
+    };
+    o.connect_timeout = ms(root->connect_timeout, MEMCACHED_DEFAULT_CONNECT_TIMEOUT);
+    o.request_timeout = ms(root->poll_timeout, MEMCACHED_DEFAULT_TIMEOUT);
+    // libmemcached waits retry_timeout seconds before it tries a failed server again.
+    const std::chrono::milliseconds retry(
+        root->retry_timeout > 0 ? std::int64_t{root->retry_timeout} * 1000 : 0);
+    o.reconnect_initial_delay = std::max(retry, std::chrono::milliseconds(1));
+    o.reconnect_max_delay = o.reconnect_initial_delay;
+    // libmemcached never repeats a request by itself.
+    o.retry_idempotent = false;
+    o.tcp_nodelay = root->flags.tcp_nodelay;
+    o.key_prefix = prefix;
+    if (sasl && root->flags.binary_protocol) o.sasl = sasl;
+    s.client = Client::connect(loop->io(), o);
+    return *s.client;
+}
+
+namespace {
+
+std::uint32_t ketama_position(const Handle& h, std::string_view key) {
+    std::uint32_t v = 0;
+    hash_value(h.key_hash == MEMCACHED_HASH_DEFAULT ? MEMCACHED_HASH_MD5 : h.key_hash, key, v);
+    return v;
+}
+
+}  // namespace
+
+std::size_t Handle::plain_ring_server(std::string_view key) const {
+    // libmemcached's unweighted continuum: 100 points per server, each the distribution hash
+    // (MEMCACHED_BEHAVIOR_KETAMA_HASH) of "host:port-i" ("host-i" on the default port) for i
+    // in 0..99; a key goes to the first point at or after its key hash, wrapping around. (Checked
+    // against libmemcached 1.1.4 by tests/compat/libmemcached.)
+    if (plain_ring.empty()) {
+        for (std::uint32_t s = 0; s < servers.size(); ++s) {
+            const ServerEntry& e = *servers[s];
+            for (int i = 0; i < MEMCACHED_POINTS_PER_SERVER; ++i) {
+                std::string name = e.host;
+                if (e.port != MEMCACHED_DEFAULT_PORT && e.type != MEMCACHED_CONNECTION_UNIX_SOCKET)
+                    name += ":" + std::to_string(e.port);
+                name += "-" + std::to_string(i);
+                std::uint32_t v = 0;
+                hash_value(distribution_hash, name, v);
+                plain_ring.emplace_back(v, s);
+            }
+        }
+        std::stable_sort(plain_ring.begin(), plain_ring.end(),
+                         [](const auto& a, const auto& b) { return a.first < b.first; });
+    }
+    std::uint32_t h = 0;
+    hash_value(key_hash, key, h);
+    auto it = std::lower_bound(plain_ring.begin(), plain_ring.end(), h,
+                               [](const auto& p, std::uint32_t v) { return p.first < v; });
+    if (it == plain_ring.end()) it = plain_ring.begin();
+    return it->second;
+}
+
+std::size_t Handle::server_for(std::string_view key) const {
+    const std::size_t n = servers.size();
+    if (n <= 1) return 0;
+    std::string prefixed;
+    if (behaviors[MEMCACHED_BEHAVIOR_HASH_WITH_PREFIX_KEY] && !prefix.empty()) {
+        prefixed = prefix;
+        prefixed.append(key);
+        key = prefixed;
+    }
+    switch (root->distribution) {
+        case MEMCACHED_DISTRIBUTION_VIRTUAL_BUCKET: {
+            // libmemcached takes the key hash's low bits (it expects a power of two buckets).
+            if (bucket_servers.empty()) return 0;
+            std::uint32_t v = 0;
+            hash_value(key_hash, key, v);
+            const std::uint32_t bucket =
+                v & (static_cast<std::uint32_t>(bucket_servers.size()) - 1);
+            return bucket_servers[bucket] % n;  // (libmemcached does not check the map)
+        }
+        case MEMCACHED_DISTRIBUTION_CONSISTENT:
+        case MEMCACHED_DISTRIBUTION_CONSISTENT_KETAMA:
+            if (!root->ketama.weighted_) return plain_ring_server(key);
+            [[fallthrough]];
+        case MEMCACHED_DISTRIBUTION_CONSISTENT_WEIGHTED:
+        case MEMCACHED_DISTRIBUTION_CONSISTENT_KETAMA_SPY: {
+            // The ring is folsom's libmemcached-compatible ketama (cluster/continuum.hpp).
+            const auto want = root->distribution == MEMCACHED_DISTRIBUTION_CONSISTENT_KETAMA_SPY
+                                  ? cluster::Distribution::ketama_spymemcached
+                                  : cluster::Distribution::ketama_libmemcached;
+            if (!ring || ring->distribution() != want || ring->server_count() != n) {
+                std::vector<ServerAddress> addrs;
+                addrs.reserve(n);
+                for (const auto& s : servers)
+                    addrs.push_back(ServerAddress{s->host, s->port, s->weight ? s->weight : 1});
+                ring = std::make_unique<cluster::Continuum>(addrs, want);
+            }
+            return ring->points()[ring->point_index_at(ketama_position(*this, key))].server;
+        }
+        default: {
+            std::uint32_t v = 0;
+            hash_value(key_hash, key, v);
+            return v % n;
+        }
+    }
+}
+
+memcached_return_t set_error(Handle& h, memcached_return_t rc, std::string_view message, int err) {
+    // "<the code's text>, <what happened>", as libmemcached words its messages.
+    h.last_rc = rc;
+    h.last_message.assign(memcached_strerror(h.root, rc));
+    if (!message.empty()) {
+        h.last_message.append(", ");
+        h.last_message.append(message);
+    }
+    h.last_errno = err;
+    return rc;
+}
+
+memcached_return_t set_server_error(Handle& h, ServerEntry& s, memcached_return_t rc,
+                                    std::string_view message) {
+    s.last_rc = rc;
+    s.last_message.assign(message);
+    // libmemcached words a server's failure "(<handle>) <code text>,  host: <host>:<port>";
+    // libmemcached-tools print it.
+    char prefix[32];
+    std::snprintf(prefix, sizeof prefix, "(%p) ", static_cast<const void*>(h.root));
+    std::string text = prefix;
+    text += memcached_strerror(h.root, rc);
+    text += ",  host: " + s.host;
+    if (s.type != MEMCACHED_CONNECTION_UNIX_SOCKET) text += ":" + std::to_string(s.port);
+    if (rc == MEMCACHED_CONNECTION_FAILURE || rc == MEMCACHED_TIMEOUT ||
+        rc == MEMCACHED_HOST_LOOKUP_FAILURE || rc == MEMCACHED_SERVER_TEMPORARILY_DISABLED) {
+        h.last_disconnected = &s.instance;
+        s.last_failed = true;
+    }
+    set_error(h, rc, {});
+    h.last_message = std::move(text);
+    return rc;
+}
+
+memcached_return_t to_return(std::error_code ec) noexcept {
+    if (!ec) return MEMCACHED_SUCCESS;
+    if (ec.category() != folsom::category()) return MEMCACHED_ERRNO;
+    switch (static_cast<errc>(ec.value())) {
+        case errc::not_connected:
+        case errc::connect_failed:
+        case errc::connection_lost:
+        case errc::closed:
+        case errc::tls_error:
+        case errc::no_sasl_mechanism:
+            return MEMCACHED_CONNECTION_FAILURE;
+        case errc::timeout:
+            return MEMCACHED_TIMEOUT;
+        case errc::protocol_error:
+            return MEMCACHED_PROTOCOL_ERROR;
+        case errc::invalid_key:
+            return MEMCACHED_BAD_KEY_PROVIDED;
+        case errc::value_too_large:
+            return MEMCACHED_E2BIG;
+        case errc::auth_failed:
+            return MEMCACHED_AUTH_FAILURE;
+        case errc::server_error:
+            return MEMCACHED_SERVER_ERROR;
+        case errc::client_error:
+            return MEMCACHED_CLIENT_ERROR;
+        case errc::invalid_argument:
+            return MEMCACHED_INVALID_ARGUMENTS;
+        case errc::resolve_failed:
+            return MEMCACHED_HOST_LOOKUP_FAILURE;
+        case errc::unsupported:
+            return MEMCACHED_NOT_SUPPORTED;
+        default:
+            return MEMCACHED_FAILURE;
+    }
+}
+
+memcached_return_t to_return(Status s) noexcept {
+    switch (s) {
+        case Status::ok:
+        case Status::stored:
+        case Status::deleted:
+        case Status::touched:
+        case Status::sent:
+            return MEMCACHED_SUCCESS;
+        case Status::not_stored:
+            return MEMCACHED_NOTSTORED;
+        case Status::exists:
+            return MEMCACHED_DATA_EXISTS;
+        case Status::not_found:
+            return MEMCACHED_NOTFOUND;
+        case Status::value_too_large:
+            return MEMCACHED_E2BIG;
+        case Status::out_of_memory:
+            return MEMCACHED_SERVER_MEMORY_ALLOCATION_FAILURE;
+    }
+    return MEMCACHED_FAILURE;
+}
+
+memcached_return_t check_key(Handle& h, std::string_view key) {
+    if (key.empty()) return set_error(h, MEMCACHED_BAD_KEY_PROVIDED, "key is empty");
+    if (key.size() + h.prefix.size() >= MEMCACHED_MAX_KEY)
+        return set_error(h, MEMCACHED_BAD_KEY_PROVIDED,
+                         "key is longer than 250 bytes (with the prefix)");
+    if (protocol::validate_key(key))
+        return set_error(h, MEMCACHED_BAD_KEY_PROVIDED, "key holds a space or a control character");
+    return MEMCACHED_SUCCESS;
+}
+
+// ---- allocators ---------------------------------------------------------------------------
+
+void* lm_malloc(const memcached_st* memc, std::size_t size) {
+    if (memc && memc->allocators.malloc)
+        return memc->allocators.malloc(memc, size, memc->allocators.context);
+    return std::malloc(size);
+}
+void* lm_calloc(const memcached_st* memc, std::size_t n, std::size_t size) {
+    if (memc && memc->allocators.calloc)
+        return memc->allocators.calloc(memc, n, size, memc->allocators.context);
+    return std::calloc(n, size);
+}
+void* lm_realloc(const memcached_st* memc, void* p, std::size_t size) {
+    if (memc && memc->allocators.realloc)
+        return memc->allocators.realloc(memc, p, size, memc->allocators.context);
+    return std::realloc(p, size);
+}
+void lm_free(const memcached_st* memc, void* p) {
+    if (memc && memc->allocators.free) {
+        memc->allocators.free(memc, p, memc->allocators.context);
+        return;
+    }
+    std::free(p);
+}
+
+// ---- results ------------------------------------------------------------------------------
+
+memcached_return_t fill_result(memcached_result_st* r, std::string_view key, const Value& v) {
+    const memcached_st* root = r->root;
+    const std::size_t key_len = std::min<std::size_t>(key.size(), MEMCACHED_MAX_KEY - 1);
+    std::memcpy(r->item_key, key.data(), key_len);
+    r->item_key[key_len] = '\0';
+    r->key_length = key_len;
+    r->item_flags = v.flags;
+    r->item_cas = v.cas;
+    r->item_expiration = 0;
+    r->numeric_value = UINT64_MAX;
+    r->count++;
+    memcached_string_st& s = r->value;
+    if (!s.string || s.current_size < v.data.size() + 1) {
+        void* p = lm_realloc(root, s.string, v.data.size() + 1);
+        if (!p) return MEMCACHED_MEMORY_ALLOCATION_FAILURE;
+        s.string = static_cast<char*>(p);
+        s.current_size = v.data.size() + 1;
+    }
+    if (!v.data.empty()) std::memcpy(s.string, v.data.data(), v.data.size());
+    s.string[v.data.size()] = '\0';
+    s.end = s.string + v.data.size();
+    s.root = const_cast<memcached_st*>(root);
+    s.options.is_initialized = true;
+    return MEMCACHED_SUCCESS;
+}
+
+}  // namespace folsom::compat

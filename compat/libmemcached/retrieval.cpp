@@ -1,0 +1,261 @@
+// Reads: memcached_get (and _by_key), memcached_mget (and _by_key, _execute), and the
+// memcached_fetch* calls that hand out what an mget found.
+//
+// An mget waits for every server's reply before it returns (the servers are asked at once,
+// on the handle's loop); the fetch calls then hand the hits out one by one. libmemcached
+// reads the replies while the caller fetches; the results and their codes are the same.
+#include "folsom/protocol/key.hpp"
+
+#include "request.hpp"
+
+#include <cstring>
+
+using namespace folsom::compat;
+
+namespace {
+
+/// A copy of `v` from the handle's allocator (the user's, when installed), NUL-terminated as
+/// libmemcached's are; null for an empty value, as libmemcached returns it.
+char* copy_value(memcached_st* ptr, std::string_view v, memcached_return_t& rc) {
+    if (v.empty()) return nullptr;
+    auto* out = static_cast<char*>(lm_malloc(ptr, v.size() + 1));
+    if (!out) {
+        rc = MEMCACHED_MEMORY_ALLOCATION_FAILURE;
+        return nullptr;
+    }
+    std::memcpy(out, v.data(), v.size());
+    out[v.size()] = '\0';
+    return out;
+}
+
+memcached_return_t mget(memcached_st* ptr, std::string_view group, const char* const* keys,
+                        const size_t* key_length, size_t number_of_keys) {
+    Handle* h = handle_of(ptr);
+    if (!h) return MEMCACHED_INVALID_ARGUMENTS;
+    h->pending.clear();
+    h->query_id++;
+    ptr->result.count = 0;
+    if (h->servers.empty()) return set_error(*h, MEMCACHED_NO_SERVERS, "no servers defined");
+    if (number_of_keys == 0) return set_error(*h, MEMCACHED_INVALID_ARGUMENTS, "no keys given");
+    if (!keys || !key_length) return set_error(*h, MEMCACHED_BAD_KEY_PROVIDED, "no keys given");
+    if (!group.empty())
+        if (const memcached_return_t rc = check_key(*h, group); rc != MEMCACHED_SUCCESS) return rc;
+    // Every key is checked before anything is sent.
+    std::vector<std::vector<std::string_view>> per_server(h->servers.size());
+    for (size_t i = 0; i < number_of_keys; ++i) {
+        const std::string_view k = view(keys[i], key_length[i]);
+        if (k.empty() || k.size() + h->prefix.size() >= MEMCACHED_MAX_KEY ||
+            ptr->flags.verify_key) {
+            if (const memcached_return_t rc = check_key(*h, k); rc != MEMCACHED_SUCCESS) return rc;
+        } else if (folsom::protocol::validate_key(k)) {
+            // libmemcached (without VERIFY_KEY) sends such a key as it is, and the server
+            // answers nothing for it: pylibmc's get_multi relies on that. The drop-in sends
+            // nothing for it, and it is a miss all the same.
+            continue;
+        }
+        per_server[h->server_for(group.empty() ? k : group)].push_back(k);
+    }
+    std::vector<std::size_t> which;
+    for (std::size_t s = 0; s < per_server.size(); ++s)
+        if (!per_server[s].empty()) which.push_back(s);
+    for (const std::size_t s : which)
+        h->client(s);
+    const bool with_cas = ptr->flags.support_cas;
+    auto replies = run_each<folsom::MultiGetResult>(*h, which, [&](std::size_t s, auto handler) {
+        folsom::Client& c = *h->servers[s]->client;
+        if (with_cas)
+            c.gets_multi(std::span<const std::string_view>(per_server[s]), std::move(handler));
+        else
+            c.get_multi(std::span<const std::string_view>(per_server[s]), std::move(handler));
+    });
+    std::size_t failed = 0;
+    memcached_return_t first_failure = MEMCACHED_SUCCESS;
+    for (std::size_t r = 0; r < replies.size(); ++r) {
+        const std::size_t s = which[r];
+        auto& [ec, result] = replies[r];
+        std::error_code server_ec = ec;
+        if (!server_ec && !result.errors.empty())
+            for (const auto& e : result.errors)
+                if (e) server_ec = e;
+        if (server_ec) {
+            ++failed;
+            const memcached_return_t rc = finish(*h, s, server_ec, MEMCACHED_SUCCESS);
+            if (first_failure == MEMCACHED_SUCCESS) first_failure = rc;
+        } else {
+            finish(*h, s, {}, MEMCACHED_SUCCESS);
+        }
+        const auto& ks = per_server[s];
+        for (std::size_t i = 0; i < ks.size() && i < result.values.size(); ++i)
+            if (result.values[i])
+                h->pending.push_back(
+                    PendingResult{std::string(ks[i]), result.values[i]->to_value()});
+    }
+    if (failed == 0) return set_success(*h);
+    if (failed == which.size()) return first_failure;
+    return set_error(*h, MEMCACHED_SOME_ERRORS, "some servers failed to answer the mget");
+}
+
+}  // namespace
+
+memcached_return_t memcached_mget(memcached_st* ptr, const char* const* keys,
+                                  const size_t* key_length, size_t number_of_keys) {
+    return mget(ptr, {}, keys, key_length, number_of_keys);
+}
+
+memcached_return_t memcached_mget_by_key(memcached_st* ptr, const char* group_key,
+                                         size_t group_key_length, const char* const* keys,
+                                         const size_t* key_length, const size_t number_of_keys) {
+    return mget(ptr, view(group_key, group_key_length), keys, key_length, number_of_keys);
+}
+
+memcached_result_st* memcached_fetch_result(memcached_st* ptr, memcached_result_st* result,
+                                            memcached_return_t* error) {
+    memcached_return_t unused;
+    if (!error) error = &unused;
+    Handle* h = handle_of(ptr);
+    if (!h) {
+        *error = MEMCACHED_INVALID_ARGUMENTS;
+        return nullptr;
+    }
+    if (h->pending.empty()) {
+        // As libmemcached: END when this result struct received something since the mget (its
+        // count), NOT FOUND when it did not; either way the count starts again.
+        *error = result && result->count > 0 ? MEMCACHED_END : MEMCACHED_NOTFOUND;
+        if (result) result->count = 0;
+        return nullptr;
+    }
+    const bool ours = result == nullptr;
+    if (ours && !(result = memcached_result_create(ptr, nullptr))) {
+        *error = MEMCACHED_MEMORY_ALLOCATION_FAILURE;
+        return nullptr;
+    }
+    PendingResult next = std::move(h->pending.front());
+    h->pending.pop_front();
+    *error = fill_result(result, next.key, next.value);
+    if (*error != MEMCACHED_SUCCESS) {
+        if (ours) memcached_result_free(result);
+        return nullptr;
+    }
+    return result;
+}
+
+char* memcached_fetch(memcached_st* ptr, char* key, size_t* key_length, size_t* value_length,
+                      uint32_t* flags, memcached_return_t* error) {
+    memcached_return_t unused;
+    if (!error) error = &unused;
+    size_t unused_length;
+    if (!value_length) value_length = &unused_length;
+    *value_length = 0;
+    if (key_length) *key_length = 0;
+    if (flags) *flags = 0;
+    if (!memcached_fetch_result(ptr, &ptr->result, error)) return nullptr;
+    const memcached_result_st& r = ptr->result;
+    if (key) {
+        std::memcpy(key, r.item_key, r.key_length);
+        key[r.key_length] = '\0';
+    }
+    if (key_length) *key_length = r.key_length;
+    if (flags) *flags = r.item_flags;
+    *value_length = memcached_result_length(&r);
+    return copy_value(ptr, std::string_view(r.value.string ? r.value.string : "", *value_length),
+                      *error);
+}
+
+memcached_return_t memcached_fetch_execute(memcached_st* ptr, memcached_execute_fn* callback,
+                                           void* context, uint32_t number_of_callbacks) {
+    Handle* h = handle_of(ptr);
+    if (!h) return MEMCACHED_INVALID_ARGUMENTS;
+    memcached_return_t rc;
+    while (memcached_fetch_result(ptr, &ptr->result, &rc)) {
+        for (uint32_t i = 0; i < number_of_callbacks; ++i) {
+            if (!callback[i]) continue;
+            if (memcached_failed(callback[i](ptr, &ptr->result, context))) break;
+        }
+    }
+    return rc == MEMCACHED_END ? MEMCACHED_SUCCESS : rc;  // NOT FOUND when nothing was fetched
+}
+
+memcached_return_t memcached_mget_execute_by_key(memcached_st* ptr, const char* group_key,
+                                                 size_t group_key_length, const char* const* keys,
+                                                 const size_t* key_length, size_t number_of_keys,
+                                                 memcached_execute_fn* callback, void* context,
+                                                 const uint32_t number_of_callbacks) {
+    Handle* h = handle_of(ptr);
+    if (!h) return MEMCACHED_INVALID_ARGUMENTS;
+    if (!ptr->flags.binary_protocol)
+        return set_error(*h, MEMCACHED_NOT_SUPPORTED,
+                         "memcached_mget_execute() needs the binary protocol");
+    const memcached_return_t rc =
+        mget(ptr, view(group_key, group_key_length), keys, key_length, number_of_keys);
+    if (memcached_failed(rc) && rc != MEMCACHED_SOME_ERRORS) return rc;
+    const memcached_return_t done =
+        memcached_fetch_execute(ptr, callback, context, number_of_callbacks);
+    return done == MEMCACHED_SUCCESS ? rc : done;
+}
+
+memcached_return_t memcached_mget_execute(memcached_st* ptr, const char* const* keys,
+                                          const size_t* key_length, const size_t number_of_keys,
+                                          memcached_execute_fn* callback, void* context,
+                                          const uint32_t number_of_callbacks) {
+    return memcached_mget_execute_by_key(ptr, nullptr, 0, keys, key_length, number_of_keys,
+                                         callback, context, number_of_callbacks);
+}
+
+char* memcached_get_by_key(memcached_st* ptr, const char* group_key, size_t group_key_length,
+                           const char* key, size_t key_length, size_t* value_length,
+                           uint32_t* flags, memcached_return_t* error) {
+    memcached_return_t unused;
+    if (!error) error = &unused;
+    size_t unused_length;
+    if (!value_length) value_length = &unused_length;
+    *value_length = 0;
+    const Prepared p = prepare(ptr, view(group_key, group_key_length), view(key, key_length));
+    if (p.rc != MEMCACHED_SUCCESS) {
+        *error = p.rc;
+        return nullptr;
+    }
+    Handle& h = *p.h;
+    h.pending.clear();
+    folsom::Client& c = h.client(p.server);
+    const std::string_view k = view(key, key_length);
+    auto [ec, value] = run<std::optional<folsom::Value>>(h, [&](auto handler) {
+        if (ptr->flags.support_cas)
+            c.gets(k, std::move(handler));
+        else
+            c.get(k, std::move(handler));
+    });
+    if (ec) {
+        *error = finish(h, p.server, ec, MEMCACHED_SUCCESS);
+        return nullptr;
+    }
+    if (!value && ptr->get_key_failure) {
+        // The read-through trigger: the callback may supply the value (and have it stored).
+        memcached_result_st* r = &ptr->result;
+        memcached_result_reset(r);
+        const memcached_return_t trc = ptr->get_key_failure(ptr, key, key_length, r);
+        if (trc == MEMCACHED_SUCCESS || trc == MEMCACHED_BUFFERED) {
+            const size_t len = memcached_result_length(r);
+            if (trc == MEMCACHED_BUFFERED)
+                memcached_set(ptr, key, key_length, memcached_result_value(r), len,
+                              r->item_expiration, r->item_flags);
+            value = folsom::Value{
+                std::string(memcached_result_value(r) ? memcached_result_value(r) : "", len),
+                r->item_flags, 0};
+        }
+    }
+    if (!value) {
+        if (flags) *flags = 0;
+        *error = finish(h, p.server, {}, MEMCACHED_NOTFOUND);
+        return nullptr;
+    }
+    fill_result(&ptr->result, k, *value);
+    *error = finish(h, p.server, {}, MEMCACHED_SUCCESS);
+    *value_length = value->data.size();
+    if (flags) *flags = value->flags;
+    return copy_value(ptr, value->data, *error);
+}
+
+char* memcached_get(memcached_st* ptr, const char* key, size_t key_length, size_t* value_length,
+                    uint32_t* flags, memcached_return_t* error) {
+    return memcached_get_by_key(ptr, nullptr, 0, key, key_length, value_length, flags, error);
+}

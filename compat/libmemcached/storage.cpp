@@ -1,0 +1,214 @@
+// Writes: set/add/replace/append/prepend/cas (and *_by_key), delete, touch, exist,
+// increment/decrement (with an initial value, by key).
+#include "request.hpp"
+
+using namespace folsom::compat;
+
+namespace {
+
+memcached_return_t store(memcached_st* ptr, folsom::StoreMode mode, const char* group_key,
+                         size_t group_key_length, const char* key, size_t key_length,
+                         const char* value, size_t value_length, time_t expiration, uint32_t flags,
+                         uint64_t cas) {
+    const Prepared p = prepare(ptr, view(group_key, group_key_length), view(key, key_length));
+    if (p.rc != MEMCACHED_SUCCESS) return p.rc;
+    if (!value && value_length)
+        return set_error(*p.h, MEMCACHED_INVALID_ARGUMENTS, "value is NULL");
+    Handle& h = *p.h;
+    folsom::Client& c = h.client(p.server);
+    const std::string_view k = view(key, key_length);
+    auto [ec, status] = run<folsom::Status>(h, [&](auto handler) {
+        c.store(mode, k, folsom::Bytes(view(value, value_length)), to_ttl(expiration),
+                folsom::StoreOptions{flags, cas}, std::move(handler));
+    });
+    memcached_return_t rc = ec ? MEMCACHED_SUCCESS : to_return(status);
+    // The binary protocol tells why a store was refused, and libmemcached passes it on: an
+    // add finds the key there, a replace finds it missing.
+    if (rc == MEMCACHED_NOTSTORED && ptr->flags.binary_protocol) {
+        if (mode == folsom::StoreMode::add) rc = MEMCACHED_DATA_EXISTS;
+        if (mode == folsom::StoreMode::replace) rc = MEMCACHED_NOTFOUND;
+    }
+    return finish(h, p.server, ec, rc);
+}
+
+memcached_return_t arith(memcached_st* ptr, bool incr, const char* group_key,
+                         size_t group_key_length, const char* key, size_t key_length,
+                         uint64_t offset, const uint64_t* initial, time_t expiration,
+                         uint64_t* value) {
+    const Prepared p = prepare(ptr, view(group_key, group_key_length), view(key, key_length));
+    if (p.rc != MEMCACHED_SUCCESS) return p.rc;
+    Handle& h = *p.h;
+    if (initial && !ptr->flags.binary_protocol) {
+        // The text protocol cannot create a counter; libmemcached refuses before sending.
+        if (value) *value = UINT64_MAX;
+        return set_error(h, MEMCACHED_INVALID_ARGUMENTS,
+                         "an initial value needs the binary protocol");
+    }
+    folsom::Client& c = h.client(p.server);
+    const std::string_view k = view(key, key_length);
+    // MEMCACHED_EXPIRATION_NOT_ADD: never create the counter, which is a plain incr/decr.
+    if (initial && static_cast<std::uint32_t>(expiration) == MEMCACHED_EXPIRATION_NOT_ADD)
+        initial = nullptr;
+    auto [ec, out] = run<std::optional<std::uint64_t>>(h, [&](auto handler) {
+        if (initial && incr)
+            c.incr(k, offset, *initial, to_ttl(expiration), std::move(handler));
+        else if (initial)
+            c.decr(k, offset, *initial, to_ttl(expiration), std::move(handler));
+        else if (incr)
+            c.incr(k, offset, std::move(handler));
+        else
+            c.decr(k, offset, std::move(handler));
+    });
+    if (value) *value = out.value_or(0);
+    return finish(h, p.server, ec, out ? MEMCACHED_SUCCESS : MEMCACHED_NOTFOUND);
+}
+
+}  // namespace
+
+#define FOLSOM_STORE(name, mode)                                                                   \
+    memcached_return_t memcached_##name(memcached_st* ptr, const char* key, size_t key_length,     \
+                                        const char* value, size_t value_length, time_t expiration, \
+                                        uint32_t flags) {                                          \
+        return store(ptr, folsom::StoreMode::mode, nullptr, 0, key, key_length, value,             \
+                     value_length, expiration, flags, 0);                                          \
+    }                                                                                              \
+    memcached_return_t memcached_##name##_by_key(                                                  \
+        memcached_st* ptr, const char* group_key, size_t group_key_length, const char* key,        \
+        size_t key_length, const char* value, size_t value_length, time_t expiration,              \
+        uint32_t flags) {                                                                          \
+        return store(ptr, folsom::StoreMode::mode, group_key, group_key_length, key, key_length,   \
+                     value, value_length, expiration, flags, 0);                                   \
+    }
+FOLSOM_STORE(set, set)
+FOLSOM_STORE(add, add)
+FOLSOM_STORE(replace, replace)
+FOLSOM_STORE(append, append)
+FOLSOM_STORE(prepend, prepend)
+#undef FOLSOM_STORE
+
+memcached_return_t memcached_cas(memcached_st* ptr, const char* key, size_t key_length,
+                                 const char* value, size_t value_length, time_t expiration,
+                                 uint32_t flags, uint64_t cas) {
+    return store(ptr, folsom::StoreMode::cas, nullptr, 0, key, key_length, value, value_length,
+                 expiration, flags, cas);
+}
+memcached_return_t memcached_cas_by_key(memcached_st* ptr, const char* group_key,
+                                        size_t group_key_length, const char* key, size_t key_length,
+                                        const char* value, size_t value_length, time_t expiration,
+                                        uint32_t flags, uint64_t cas) {
+    return store(ptr, folsom::StoreMode::cas, group_key, group_key_length, key, key_length, value,
+                 value_length, expiration, flags, cas);
+}
+
+memcached_return_t memcached_delete_by_key(memcached_st* ptr, const char* group_key,
+                                           size_t group_key_length, const char* key,
+                                           size_t key_length, time_t expiration) {
+    const Prepared p = prepare(ptr, view(group_key, group_key_length), view(key, key_length));
+    if (p.rc != MEMCACHED_SUCCESS) return p.rc;
+    Handle& h = *p.h;
+    if (expiration != 0)
+        return set_error(h, MEMCACHED_INVALID_ARGUMENTS,
+                         "memcached no longer supports a delete with an expiration");
+    folsom::Client& c = h.client(p.server);
+    const std::string_view k = view(key, key_length);
+    auto [ec, status] = run<folsom::Status>(h, [&](auto handler) { c.del(k, std::move(handler)); });
+    const memcached_return_t rc =
+        finish(h, p.server, ec, ec ? MEMCACHED_SUCCESS : to_return(status));
+    if (rc == MEMCACHED_SUCCESS && ptr->delete_trigger) ptr->delete_trigger(ptr, key, key_length);
+    return rc;
+}
+memcached_return_t memcached_delete(memcached_st* ptr, const char* key, size_t key_length,
+                                    time_t expiration) {
+    return memcached_delete_by_key(ptr, nullptr, 0, key, key_length, expiration);
+}
+
+memcached_return_t memcached_touch_by_key(memcached_st* ptr, const char* group_key,
+                                          size_t group_key_length, const char* key,
+                                          size_t key_length, time_t expiration) {
+    const Prepared p = prepare(ptr, view(group_key, group_key_length), view(key, key_length));
+    if (p.rc != MEMCACHED_SUCCESS) return p.rc;
+    Handle& h = *p.h;
+    folsom::Client& c = h.client(p.server);
+    const std::string_view k = view(key, key_length);
+    auto [ec, status] = run<folsom::Status>(
+        h, [&](auto handler) { c.touch(k, to_ttl(expiration), std::move(handler)); });
+    return finish(h, p.server, ec, ec ? MEMCACHED_SUCCESS : to_return(status));
+}
+memcached_return_t memcached_touch(memcached_st* ptr, const char* key, size_t key_length,
+                                   time_t expiration) {
+    return memcached_touch_by_key(ptr, nullptr, 0, key, key_length, expiration);
+}
+
+memcached_return_t memcached_exist_by_key(memcached_st* memc, const char* group_key,
+                                          size_t group_key_length, const char* key,
+                                          size_t key_length) {
+    const Prepared p = prepare(memc, view(group_key, group_key_length), view(key, key_length));
+    if (p.rc != MEMCACHED_SUCCESS) return p.rc;
+    Handle& h = *p.h;
+    folsom::Client& c = h.client(p.server);
+    const std::string_view k = view(key, key_length);
+    // An add of an item that has already expired: refused when the key exists, and harmless
+    // when it does not (the item it stores is gone at once). No value crosses the network.
+    auto [ec, status] = run<folsom::Status>(h, [&](auto handler) {
+        c.store(folsom::StoreMode::add, k, folsom::Bytes(std::string_view{}), folsom::Ttl(-1),
+                folsom::StoreOptions{}, std::move(handler));
+    });
+    memcached_return_t rc = MEMCACHED_NOTFOUND;
+    if (!ec && (status == folsom::Status::not_stored || status == folsom::Status::exists))
+        rc = MEMCACHED_SUCCESS;
+    else if (!ec && status != folsom::Status::stored)
+        rc = to_return(status);
+    return finish(h, p.server, ec, rc);
+}
+memcached_return_t memcached_exist(memcached_st* memc, const char* key, size_t key_length) {
+    return memcached_exist_by_key(memc, nullptr, 0, key, key_length);
+}
+
+memcached_return_t memcached_increment(memcached_st* ptr, const char* key, size_t key_length,
+                                       uint32_t offset, uint64_t* value) {
+    return arith(ptr, true, nullptr, 0, key, key_length, offset, nullptr, 0, value);
+}
+memcached_return_t memcached_decrement(memcached_st* ptr, const char* key, size_t key_length,
+                                       uint32_t offset, uint64_t* value) {
+    return arith(ptr, false, nullptr, 0, key, key_length, offset, nullptr, 0, value);
+}
+memcached_return_t memcached_increment_by_key(memcached_st* ptr, const char* group_key,
+                                              size_t group_key_length, const char* key,
+                                              size_t key_length, uint64_t offset, uint64_t* value) {
+    return arith(ptr, true, group_key, group_key_length, key, key_length, offset, nullptr, 0,
+                 value);
+}
+memcached_return_t memcached_decrement_by_key(memcached_st* ptr, const char* group_key,
+                                              size_t group_key_length, const char* key,
+                                              size_t key_length, uint64_t offset, uint64_t* value) {
+    return arith(ptr, false, group_key, group_key_length, key, key_length, offset, nullptr, 0,
+                 value);
+}
+memcached_return_t memcached_increment_with_initial(memcached_st* ptr, const char* key,
+                                                    size_t key_length, uint64_t offset,
+                                                    uint64_t initial, time_t expiration,
+                                                    uint64_t* value) {
+    return arith(ptr, true, nullptr, 0, key, key_length, offset, &initial, expiration, value);
+}
+memcached_return_t memcached_decrement_with_initial(memcached_st* ptr, const char* key,
+                                                    size_t key_length, uint64_t offset,
+                                                    uint64_t initial, time_t expiration,
+                                                    uint64_t* value) {
+    return arith(ptr, false, nullptr, 0, key, key_length, offset, &initial, expiration, value);
+}
+memcached_return_t memcached_increment_with_initial_by_key(memcached_st* ptr, const char* group_key,
+                                                           size_t group_key_length, const char* key,
+                                                           size_t key_length, uint64_t offset,
+                                                           uint64_t initial, time_t expiration,
+                                                           uint64_t* value) {
+    return arith(ptr, true, group_key, group_key_length, key, key_length, offset, &initial,
+                 expiration, value);
+}
+memcached_return_t memcached_decrement_with_initial_by_key(memcached_st* ptr, const char* group_key,
+                                                           size_t group_key_length, const char* key,
+                                                           size_t key_length, uint64_t offset,
+                                                           uint64_t initial, time_t expiration,
+                                                           uint64_t* value) {
+    return arith(ptr, false, group_key, group_key_length, key, key_length, offset, &initial,
+                 expiration, value);
+}

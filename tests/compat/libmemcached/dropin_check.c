@@ -1,0 +1,706 @@
+/* A libmemcached consumer, compiled against Debian's libmemcached-dev headers and linked to
+ * libmemcached.so.11: run once on Debian's library and once on folsom's drop-in
+ * (LD_LIBRARY_PATH), it must print the same lines. Lines starting with '~' are information
+ * that may differ between the two (pids, timings, the drop-in's known gaps); every other line
+ * is compared by libmemcached_dropin_test.cpp. Checks that hold for both libraries fail the
+ * program (exit 1) on their own.
+ *
+ * usage: dropin_check <port1> <port2> <pid2> <dead_port> <ascii|binary>
+ *   port1, port2: two memcached servers (flushed here); pid2: server 2's pid, which is killed
+ *   at the end to see what a dead server gives; dead_port: a port nothing listens on.
+ * Environment: DROPIN_EXPECT_DIR, when set: the libmemcached.so.11 this process loaded must be
+ * the one in that directory (read from /proc/self/maps). DROPIN_IS_FOLSOM, when set: also run
+ * the checks that only the drop-in passes (its refusals of keys libmemcached would send). */
+#include <libmemcached-1.0/memcached.h>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static int failures = 0;
+#define CHECK(cond)                                                                   \
+    do {                                                                              \
+        if (!(cond)) {                                                                \
+            fprintf(stderr, "CHECK FAILED %s:%d: %s\n", __FILE__, __LINE__, #cond);   \
+            failures++;                                                               \
+        }                                                                             \
+    } while (0)
+
+static const char* rcname(memcached_return_t rc) { return memcached_strerror(NULL, rc); }
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* ---- the library this process loaded ---------------------------------------------------- */
+static void check_loaded_library(void) {
+    const char* want = getenv("DROPIN_EXPECT_DIR");
+    FILE* f = fopen("/proc/self/maps", "r");
+    char line[4096];
+    char found[4096] = "";
+    if (!f) return;
+    while (fgets(line, sizeof line, f)) {
+        char* p = strchr(line, '/');
+        if (p && strstr(p, "libmemcached.so.11")) {
+            p[strcspn(p, "\n")] = 0;
+            snprintf(found, sizeof found, "%s", p);
+            break;
+        }
+    }
+    fclose(f);
+    printf("~loaded %s\n", found);
+    if (want && *want) CHECK(strncmp(found, want, strlen(want)) == 0);
+}
+
+/* ---- user allocators ---------------------------------------------------------------------- */
+static int user_mallocs = 0, user_frees = 0;
+static void* u_malloc(const memcached_st* m, const size_t size, void* ctx) {
+    (void)m;
+    CHECK(ctx == (void*)&user_mallocs);
+    user_mallocs++;
+    return malloc(size);
+}
+static void u_free(const memcached_st* m, void* mem, void* ctx) {
+    (void)m;
+    (void)ctx;
+    if (mem) user_frees++;
+    free(mem);
+}
+static void* u_realloc(const memcached_st* m, void* mem, const size_t size, void* ctx) {
+    (void)m;
+    (void)ctx;
+    if (!mem) user_mallocs++;
+    return realloc(mem, size);
+}
+static void* u_calloc(const memcached_st* m, size_t n, const size_t size, void* ctx) {
+    (void)m;
+    (void)ctx;
+    user_mallocs++;
+    return calloc(n, size);
+}
+
+/* ---- callbacks ---------------------------------------------------------------------------- */
+static memcached_return_t count_result(const memcached_st* m, memcached_result_st* r, void* ctx) {
+    (void)m;
+    (void)r;
+    (*(int*)ctx)++;
+    return MEMCACHED_SUCCESS;
+}
+static memcached_return_t print_server(const memcached_st* m, const memcached_instance_st* s,
+                                       void* ctx) {
+    (void)m;
+    (void)ctx;
+    printf("cursor %s:%u %s\n", memcached_server_name(s), (unsigned)memcached_server_port(s),
+           memcached_server_type(s));
+    return MEMCACHED_SUCCESS;
+}
+static int cursor_calls = 0;
+static memcached_return_t fail_first(const memcached_st* m, const memcached_instance_st* s,
+                                     void* ctx) {
+    (void)m;
+    (void)s;
+    (void)ctx;
+    return ++cursor_calls == 1 ? MEMCACHED_FAILURE : MEMCACHED_SUCCESS;
+}
+struct stat_seen {
+    int count;
+    int pid_seen;
+};
+static memcached_return_t on_stat(const memcached_instance_st* s, const char* key, size_t klen,
+                                  const char* value, size_t vlen, void* ctx) {
+    struct stat_seen* seen = ctx;
+    (void)s;
+    (void)value;
+    (void)vlen;
+    seen->count++;
+    if (klen == 3 && memcmp(key, "pid", 3) == 0) seen->pid_seen = 1;
+    return MEMCACHED_SUCCESS;
+}
+
+/* ---- helpers ------------------------------------------------------------------------------ */
+static void show_get(memcached_st* m, const char* label, const char* key) {
+    size_t len = 99;
+    uint32_t flags = 99;
+    memcached_return_t rc;
+    char* v = memcached_get(m, key, strlen(key), &len, &flags, &rc);
+    printf("%s get %s: %s len=%zu flags=%u value=%s\n", label, key, rcname(rc), len, flags,
+           v ? v : "(null)");
+    free(v);
+}
+
+static unsigned long long stat_number(memcached_st* m, const char* name) {
+    memcached_return_t rc;
+    memcached_stat_st* st = memcached_stat(m, NULL, &rc);
+    unsigned long long out = 0;
+    if (st) {
+        char* v = memcached_stat_get_value(m, &st[0], name, &rc);
+        if (v) out = strtoull(v, NULL, 10);
+        free(v);
+        free(st);
+    }
+    return out;
+}
+
+static void section_basic(memcached_st* m, const char* proto) {
+    memcached_return_t rc;
+    printf("[%s] set: %s\n", proto, rcname(memcached_set(m, "k1", 2, "hello", 5, 0, 7)));
+    show_get(m, proto, "k1");
+    printf("[%s] add existing: %s\n", proto, rcname(memcached_add(m, "k1", 2, "x", 1, 0, 0)));
+    printf("[%s] add new: %s\n", proto, rcname(memcached_add(m, "k2", 2, "two", 3, 0, 0)));
+    printf("[%s] replace missing: %s\n", proto,
+           rcname(memcached_replace(m, "nope", 4, "x", 1, 0, 0)));
+    printf("[%s] replace: %s\n", proto, rcname(memcached_replace(m, "k2", 2, "TWO", 3, 0, 3)));
+    printf("[%s] append: %s\n", proto, rcname(memcached_append(m, "k1", 2, "-app", 4, 0, 0)));
+    printf("[%s] prepend: %s\n", proto, rcname(memcached_prepend(m, "k1", 2, "pre-", 4, 0, 0)));
+    printf("[%s] append missing: %s\n", proto,
+           rcname(memcached_append(m, "nope", 4, "x", 1, 0, 0)));
+    show_get(m, proto, "k1");
+    show_get(m, proto, "k2");
+    show_get(m, proto, "nope");
+    printf("[%s] empty set: %s\n", proto, rcname(memcached_set(m, "empty", 5, "", 0, 0, 0)));
+    show_get(m, proto, "empty");
+
+    /* cas: through mget + fetch_result with SUPPORT_CAS */
+    memcached_behavior_set(m, MEMCACHED_BEHAVIOR_SUPPORT_CAS, 1);
+    const char* keys[] = {"k1"};
+    size_t lens[] = {2};
+    rc = memcached_mget(m, keys, lens, 1);
+    printf("[%s] mget for cas: %s\n", proto, rcname(rc));
+    memcached_result_st res;
+    CHECK(memcached_result_create(m, &res) == &res);
+    memcached_result_st* r = memcached_fetch_result(m, &res, &rc);
+    uint64_t cas = r ? memcached_result_cas(r) : 0;
+    printf("[%s] fetch_result: %s cas_nonzero=%d key=%.*s value=%.*s flags=%u\n", proto,
+           rcname(rc), cas != 0, r ? (int)memcached_result_key_length(r) : 0,
+           r ? memcached_result_key_value(r) : "", r ? (int)memcached_result_length(r) : 0,
+           r ? memcached_result_value(r) : "", r ? memcached_result_flags(r) : 0);
+    r = memcached_fetch_result(m, &res, &rc);
+    printf("[%s] fetch_result end: %s null=%d\n", proto, rcname(rc), r == NULL);
+    printf("[%s] cas wrong: %s\n", proto,
+           rcname(memcached_cas(m, "k1", 2, "c", 1, 0, 0, cas + 1000)));
+    printf("[%s] cas right: %s\n", proto, rcname(memcached_cas(m, "k1", 2, "c", 1, 0, 0, cas)));
+    printf("[%s] cas missing: %s\n", proto,
+           rcname(memcached_cas(m, "nope", 4, "c", 1, 0, 0, cas)));
+    show_get(m, proto, "k1");
+    memcached_result_free(&res); /* a caller's struct: only its buffer is released */
+    memcached_behavior_set(m, MEMCACHED_BEHAVIOR_SUPPORT_CAS, 0);
+
+    /* delete, touch, exist */
+    printf("[%s] delete: %s\n", proto, rcname(memcached_delete(m, "k2", 2, 0)));
+    printf("[%s] delete again: %s\n", proto, rcname(memcached_delete(m, "k2", 2, 0)));
+    printf("[%s] touch: %s\n", proto, rcname(memcached_touch(m, "k1", 2, 100)));
+    printf("[%s] touch missing: %s\n", proto, rcname(memcached_touch(m, "nope", 4, 100)));
+    printf("[%s] exist: %s\n", proto, rcname(memcached_exist(m, "k1", 2)));
+    printf("[%s] exist missing: %s\n", proto, rcname(memcached_exist(m, "nope", 4)));
+    show_get(m, proto, "nope");
+
+    /* counters */
+    uint64_t v = 12345;
+    rc = memcached_increment(m, "ctr", 3, 1, &v);
+    printf("[%s] incr missing: %s\n", proto, rcname(rc));
+    memcached_set(m, "ctr", 3, "10", 2, 0, 0);
+    rc = memcached_increment(m, "ctr", 3, 5, &v);
+    printf("[%s] incr: %s %llu\n", proto, rcname(rc), (unsigned long long)v);
+    rc = memcached_decrement(m, "ctr", 3, 20, &v);
+    printf("[%s] decr: %s %llu\n", proto, rcname(rc), (unsigned long long)v);
+    v = 0;
+    rc = memcached_increment_with_initial(m, "ctr2", 4, 2, 40, 0, &v);
+    printf("[%s] incr initial (missing): %s %llu\n", proto, rcname(rc), (unsigned long long)v);
+    v = 0;
+    rc = memcached_increment_with_initial(m, "ctr2", 4, 2, 40, 0, &v);
+    printf("[%s] incr initial (present): %s %llu\n", proto, rcname(rc), (unsigned long long)v);
+    v = 0;
+    rc = memcached_decrement_with_initial(m, "ctr3", 4, 2, 7, 0, &v);
+    printf("[%s] decr initial (missing): %s %llu\n", proto, rcname(rc), (unsigned long long)v);
+    show_get(m, proto, "ctr");
+
+    /* multi-get */
+    memcached_set(m, "m1", 2, "v1", 2, 0, 1);
+    memcached_set(m, "m2", 2, "v2", 2, 0, 2);
+    const char* mkeys[] = {"m1", "m2", "m3"};
+    size_t mlens[] = {2, 2, 2};
+    rc = memcached_mget(m, mkeys, mlens, 3);
+    printf("[%s] mget: %s\n", proto, rcname(rc));
+    int hits = 0, sum_flags = 0;
+    char key[MEMCACHED_MAX_KEY];
+    size_t klen, vlen;
+    uint32_t flags;
+    char* val;
+    while ((val = memcached_fetch(m, key, &klen, &vlen, &flags, &rc))) {
+        CHECK(klen == 2 && key[0] == 'm' && vlen == 2 && val[0] == 'v' && val[1] == key[1]);
+        hits++;
+        sum_flags += (int)flags;
+        free(val);
+    }
+    printf("[%s] fetch: hits=%d flags=%d last=%s\n", proto, hits, sum_flags, rcname(rc));
+    int executed = 0;
+    memcached_execute_fn fns[] = {count_result};
+    rc = memcached_mget(m, mkeys, mlens, 3);
+    rc = memcached_fetch_execute(m, fns, &executed, 1);
+    printf("[%s] fetch_execute: %s count=%d\n", proto, rcname(rc), executed);
+    executed = 0;
+    rc = memcached_mget_execute(m, mkeys, mlens, 3, fns, &executed, 1);
+    printf("[%s] mget_execute: %s\n", proto, rcname(rc));
+    if (rc == MEMCACHED_SUCCESS) {
+        rc = memcached_fetch_execute(m, fns, &executed, 1);
+        printf("[%s] mget_execute fetched: count=%d\n", proto, executed);
+    }
+    rc = memcached_mget(m, mkeys, mlens, 0);
+    printf("[%s] mget no keys: %s\n", proto, rcname(rc));
+    /* keys the text protocol cannot carry, in an mget: misses (pylibmc relies on it); an empty
+     * one refuses the whole mget */
+    {
+        const char* odd[] = {"m1", "hello world", "\x01"};
+        size_t odd_len[] = {2, 11, 1};
+        rc = memcached_mget(m, odd, odd_len, 3);
+        int n = 0;
+        while ((val = memcached_fetch(m, key, &klen, &vlen, &flags, &rc))) {
+            n++;
+            free(val);
+        }
+        printf("[%s] mget with odd keys: hits=%d end=%s\n", proto, n, rcname(rc));
+        odd[1] = "";
+        odd_len[1] = 0;
+        printf("[%s] mget with an empty key: %s\n", proto, rcname(memcached_mget(m, odd, odd_len, 3)));
+    }
+    /* the end of a fetch: END after something was fetched since the mget, NOT FOUND if not */
+    {
+        const char* miss[] = {"m3"};
+        size_t miss_len[] = {2};
+        memcached_result_st* r2;
+        rc = memcached_mget(m, miss, miss_len, 1);
+        r2 = memcached_fetch_result(m, NULL, &rc);
+        printf("[%s] all-miss fetch_result: %s null=%d\n", proto, rcname(rc), r2 == NULL);
+        rc = memcached_mget(m, miss, miss_len, 1);
+        val = memcached_fetch(m, key, &klen, &vlen, &flags, &rc);
+        printf("[%s] all-miss fetch: %s null=%d\n", proto, rcname(rc), val == NULL);
+        rc = memcached_mget(m, miss, miss_len, 1);
+        executed = 0;
+        rc = memcached_fetch_execute(m, fns, &executed, 1);
+        printf("[%s] all-miss fetch_execute: %s count=%d\n", proto, rcname(rc), executed);
+        rc = memcached_mget(m, mkeys, mlens, 3);
+        r2 = memcached_fetch_result(m, NULL, &rc);
+        printf("[%s] fetch_result into a new struct: %s\n", proto, rcname(rc));
+        memcached_result_free(r2);
+        while ((r2 = memcached_fetch_result(m, NULL, &rc))) memcached_result_free(r2);
+        printf("[%s] its end: %s\n", proto, rcname(rc));
+        printf("[%s] nothing pending: %s\n", proto, rcname(memcached_fetch_execute(m, fns, &executed, 1)));
+    }
+
+    /* by key: every key on the group key's server */
+    printf("[%s] set_by_key: %s\n", proto,
+           rcname(memcached_set_by_key(m, "group", 5, "bk", 2, "bv", 2, 0, 0)));
+    size_t blen;
+    uint32_t bflags;
+    val = memcached_get_by_key(m, "group", 5, "bk", 2, &blen, &bflags, &rc);
+    printf("[%s] get_by_key: %s %s\n", proto, rcname(rc), val ? val : "(null)");
+    free(val);
+    const char* bkeys[] = {"bk"};
+    size_t blens[] = {2};
+    rc = memcached_mget_by_key(m, "group", 5, bkeys, blens, 1);
+    val = memcached_fetch(m, key, &klen, &vlen, &flags, &rc);
+    printf("[%s] mget_by_key: %s %s\n", proto, rcname(rc), val ? val : "(null)");
+    free(val);
+    val = memcached_fetch(m, key, &klen, &vlen, &flags, &rc);
+    printf("[%s] mget_by_key end: %s %s\n", proto, rcname(rc), val ? val : "(null)");
+    free(val);
+    printf("[%s] delete_by_key: %s\n", proto,
+           rcname(memcached_delete_by_key(m, "group", 5, "bk", 2, 0)));
+
+    /* bad keys and values: refused, and nothing sent */
+    unsigned long long sets_before = stat_number(m, "cmd_set");
+    char longkey[300];
+    memset(longkey, 'x', sizeof longkey);
+    printf("[%s] empty key: %s\n", proto, rcname(memcached_set(m, "", 0, "v", 1, 0, 0)));
+    printf("[%s] 251-byte key: %s\n", proto, rcname(memcached_set(m, longkey, 251, "v", 1, 0, 0)));
+    printf("[%s] 250-byte key: %s\n", proto, rcname(memcached_set(m, longkey, 250, "v", 1, 0, 0)));
+    unsigned long long sets_after = stat_number(m, "cmd_set");
+    printf("[%s] sets sent for the three: %llu\n", proto, sets_after - sets_before);
+    if (getenv("DROPIN_IS_FOLSOM")) {
+        /* A key with a space: libmemcached sends it as it is over ascii (the server then reads
+         * a second command from the rest, and libmemcached 1.1.4 aborts on an assertion a few
+         * calls later) and over binary (where memcached accepts it). The drop-in refuses it over
+         * both, as folsom refuses every key the text protocol cannot carry. */
+        rc = memcached_set(m, "a b", 3, "v", 1, 0, 0);
+        printf("~[%s] key with a space: %s\n", proto, rcname(rc));
+        CHECK(rc == MEMCACHED_BAD_KEY_PROVIDED);
+    }
+    memcached_get(m, "", 0, &vlen, &flags, &rc);
+    printf("[%s] get empty key: %s\n", proto, rcname(rc));
+    size_t big = 2 * 1024 * 1024;
+    char* bigv = calloc(1, big);
+    printf("[%s] 2 MiB value: %s\n", proto, rcname(memcached_set(m, "big", 3, bigv, big, 0, 0)));
+    free(bigv);
+    show_get(m, proto, "k1");
+}
+
+/* What memcached_last_error() reports after each kind of outcome: answers that are not errors
+ * (NOT FOUND, NOT STORED, ...) leave it at SUCCESS. */
+static void section_last_error(memcached_st* m, const char* proto) {
+    memcached_return_t rc;
+    size_t len;
+    uint32_t flags;
+    uint64_t v;
+#define SHOW(what, expr)                                                                     \
+    do {                                                                                     \
+        rc = (expr);                                                                         \
+        printf("[%s] last error after %s: rc=%d last=%d\n", proto, what, rc,                \
+               memcached_last_error(m));                                                     \
+    } while (0)
+    SHOW("set", memcached_set(m, "le", 2, "v", 1, 0, 0));
+    SHOW("replace missing", memcached_replace(m, "le-missing", 10, "v", 1, 0, 0));
+    SHOW("add existing", memcached_add(m, "le", 2, "v", 1, 0, 0));
+    free(memcached_get(m, "le-missing", 10, &len, &flags, &rc));
+    printf("[%s] last error after get miss: rc=%d last=%d\n", proto, rc, memcached_last_error(m));
+    SHOW("delete missing", memcached_delete(m, "le-missing", 10, 0));
+    SHOW("bad key", memcached_set(m, "", 0, "v", 1, 0, 0));
+    SHOW("set after a bad key", memcached_set(m, "le", 2, "v", 1, 0, 0));
+    SHOW("incr missing", memcached_increment(m, "le-missing", 10, 1, &v));
+    SHOW("cas wrong", memcached_cas(m, "le", 2, "v", 1, 0, 0, 12345));
+    SHOW("touch missing", memcached_touch(m, "le-missing", 10, 1));
+#undef SHOW
+}
+
+static void section_placement(int port1, int port2) {
+    static const struct {
+        const char* name;
+        memcached_server_distribution_t dist;
+        memcached_hash_t hash;
+    } modes[] = {
+        {"modula/default", MEMCACHED_DISTRIBUTION_MODULA, MEMCACHED_HASH_DEFAULT},
+        {"modula/md5", MEMCACHED_DISTRIBUTION_MODULA, MEMCACHED_HASH_MD5},
+        {"modula/crc", MEMCACHED_DISTRIBUTION_MODULA, MEMCACHED_HASH_CRC},
+        {"modula/fnv1_64", MEMCACHED_DISTRIBUTION_MODULA, MEMCACHED_HASH_FNV1_64},
+        {"modula/fnv1a_64", MEMCACHED_DISTRIBUTION_MODULA, MEMCACHED_HASH_FNV1A_64},
+        {"modula/fnv1_32", MEMCACHED_DISTRIBUTION_MODULA, MEMCACHED_HASH_FNV1_32},
+        {"modula/fnv1a_32", MEMCACHED_DISTRIBUTION_MODULA, MEMCACHED_HASH_FNV1A_32},
+        {"modula/murmur", MEMCACHED_DISTRIBUTION_MODULA, MEMCACHED_HASH_MURMUR},
+        {"modula/murmur3", MEMCACHED_DISTRIBUTION_MODULA, MEMCACHED_HASH_MURMUR3},
+        {"modula/jenkins", MEMCACHED_DISTRIBUTION_MODULA, MEMCACHED_HASH_JENKINS},
+        {"consistent/default", MEMCACHED_DISTRIBUTION_CONSISTENT, MEMCACHED_HASH_DEFAULT},
+        {"consistent/crc", MEMCACHED_DISTRIBUTION_CONSISTENT, MEMCACHED_HASH_CRC},
+        {"consistent/murmur", MEMCACHED_DISTRIBUTION_CONSISTENT, MEMCACHED_HASH_MURMUR},
+    };
+    /* every hash of keys of every length class (the block loops and their tails) */
+    for (int h = MEMCACHED_HASH_DEFAULT; h < MEMCACHED_HASH_CUSTOM; ++h) {
+        if (h == MEMCACHED_HASH_HSIEH) continue; /* Debian's is built without it */
+        printf("hash %s:", libmemcached_string_hash((memcached_hash_t)h));
+        const char* text = "0123456789abcdefghijklmnopqrstuvwxyz";
+        for (size_t n = 0; n <= 30; ++n)
+            printf(" %u", memcached_generate_hash_value(text, n, (memcached_hash_t)h));
+        printf("\n");
+    }
+    for (size_t i = 0; i < sizeof modes / sizeof modes[0]; ++i) {
+        memcached_st* m = memcached_create(NULL);
+        memcached_server_add(m, "127.0.0.1", (in_port_t)port1);
+        memcached_server_add(m, "127.0.0.1", (in_port_t)port2);
+        memcached_server_add(m, "localhost", (in_port_t)port2);
+        memcached_behavior_set(m, MEMCACHED_BEHAVIOR_DISTRIBUTION, modes[i].dist);
+        memcached_behavior_set(m, MEMCACHED_BEHAVIOR_HASH, modes[i].hash);
+        char line[256];
+        size_t n = 0;
+        for (int k = 0; k < 60; ++k) {
+            char key[32];
+            int len = snprintf(key, sizeof key, "key:%d", k * 7919);
+            memcached_return_t rc;
+            const memcached_instance_st* s = memcached_server_by_key(m, key, (size_t)len, &rc);
+            line[n++] = (char)('0' + (s ? memcached_server_port(s) == port1 ? 0
+                                         : strcmp(memcached_server_name(s), "localhost") == 0 ? 2
+                                                                                              : 1
+                                       : 9));
+        }
+        line[n] = 0;
+        printf("placement %s: %s\n", modes[i].name, line);
+        printf("hash %s of \"hello\": %u\n", modes[i].name,
+               memcached_generate_hash_value("hello", 5, modes[i].hash));
+        memcached_free(m);
+    }
+    /* virtual buckets (php's memcached_bucket_set) */
+    {
+        memcached_st* m = memcached_create(NULL);
+        for (int i = 0; i < 3; ++i) memcached_server_add(m, "127.0.0.1", (in_port_t)(port1 + i));
+        const uint32_t host_map[] = {2, 0, 1, 1, 0, 2, 2, 1};
+        printf("bucket_set: %s\n", rcname(memcached_bucket_set(m, host_map, NULL, 8, 0)));
+        printf("bucket_set without a map: %s\n", rcname(memcached_bucket_set(m, NULL, NULL, 8, 0)));
+        char line[256];
+        size_t n = 0;
+        for (int k = 0; k < 60; ++k) {
+            char key[32];
+            int len = snprintf(key, sizeof key, "key:%d", k * 7919);
+            line[n++] = (char)('0' + memcached_generate_hash(m, key, (size_t)len));
+        }
+        line[n] = 0;
+        printf("placement buckets: %s (dist=%llu)\n", line,
+               (unsigned long long)memcached_behavior_get(m, MEMCACHED_BEHAVIOR_DISTRIBUTION));
+        memcached_free(m);
+    }
+    /* ketama, weighted ketama (php's OPT_LIBKETAMA_COMPATIBLE) with and without weights */
+    for (int mode = 0; mode < 3; ++mode) {
+        memcached_st* m = memcached_create(NULL);
+        memcached_server_add_with_weight(m, "127.0.0.1", (in_port_t)port1, mode == 2 ? 3 : 0);
+        memcached_server_add_with_weight(m, "127.0.0.1", (in_port_t)port2, mode == 2 ? 1 : 0);
+        memcached_behavior_set(m, mode == 0 ? MEMCACHED_BEHAVIOR_KETAMA
+                                            : MEMCACHED_BEHAVIOR_KETAMA_WEIGHTED, 1);
+        char line[256];
+        size_t n = 0;
+        for (int k = 0; k < 60; ++k) {
+            char key[32];
+            int len = snprintf(key, sizeof key, "key:%d", k * 7919);
+            memcached_return_t rc;
+            const memcached_instance_st* s = memcached_server_by_key(m, key, (size_t)len, &rc);
+            line[n++] = (char)('0' + (s ? memcached_server_port(s) == port1 ? 0 : 1 : 9));
+        }
+        line[n] = 0;
+        printf("placement ketama mode %d: %s (hash=%llu ketama_hash=%llu dist=%llu)\n", mode, line,
+               (unsigned long long)memcached_behavior_get(m, MEMCACHED_BEHAVIOR_HASH),
+               (unsigned long long)memcached_behavior_get(m, MEMCACHED_BEHAVIOR_KETAMA_HASH),
+               (unsigned long long)memcached_behavior_get(m, MEMCACHED_BEHAVIOR_DISTRIBUTION));
+        memcached_free(m);
+    }
+}
+
+int main(int argc, char** argv) {
+    if (argc != 6) {
+        fprintf(stderr, "usage: %s port1 port2 pid2 dead_port ascii|binary\n", argv[0]);
+        return 2;
+    }
+    const int port1 = atoi(argv[1]), port2 = atoi(argv[2]), dead_port = atoi(argv[4]);
+    const pid_t pid2 = (pid_t)atoi(argv[3]);
+    const int binary = strcmp(argv[5], "binary") == 0;
+    const char* proto = argv[5];
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    check_loaded_library();
+    printf("lib version %s\n", memcached_lib_version());
+
+    /* ---- creation: the caller's storage ------------------------------------------------- */
+    memcached_st stack_memc;
+    memset(&stack_memc, 0xab, sizeof stack_memc);
+    memcached_st* m = memcached_create(&stack_memc);
+    CHECK(m == &stack_memc);
+    for (int rc = 0; rc <= MEMCACHED_MAXIMUM_RETURN; ++rc)
+        printf("strerror %d %s\n", rc, memcached_strerror(m, (memcached_return_t)rc));
+    for (int b = 0; b < MEMCACHED_BEHAVIOR_MAX; ++b)
+        printf("default behavior %d = %llu\n", b,
+               (unsigned long long)memcached_behavior_get(m, (memcached_behavior_t)b));
+    printf("last error after reading every behavior: %d\n", memcached_last_error(m));
+    printf("~last error message: %s\n", memcached_last_error_message(m));
+    printf("no servers get: ");
+    {
+        memcached_return_t rc;
+        size_t len;
+        uint32_t flags;
+        memcached_get(m, "k", 1, &len, &flags, &rc);
+        printf("%s\n", rcname(rc));
+    }
+    memcached_server_add(m, "127.0.0.1", (in_port_t)port1);
+    if (binary) memcached_behavior_set(m, MEMCACHED_BEHAVIOR_BINARY_PROTOCOL, 1);
+    printf("server count %u\n", memcached_server_count(m));
+    printf("flush: %s\n", rcname(memcached_flush(m, 0)));
+    section_basic(m, proto);
+    section_last_error(m, proto);
+
+    /* ---- fork: the child uses the handle it inherited (PHP-FPM does) --------------------- */
+    {
+        memcached_return_t frc = memcached_set(m, "forkkey", 7, "parent", 6, 0, 0);
+        printf("[%s] before fork set: %s\n", proto, rcname(frc));
+        unsigned long long conns = stat_number(m, "total_connections");
+        fflush(stdout);
+        pid_t child = fork();
+        if (child == 0) {
+            size_t len;
+            uint32_t flags;
+            char* v = memcached_get(m, "forkkey", 7, &len, &flags, &frc);
+            int ok = frc == MEMCACHED_SUCCESS && v && len == 6 && memcmp(v, "parent", 6) == 0;
+            free(v);
+            ok = ok && memcached_set(m, "childkey", 8, "child", 5, 0, 0) == MEMCACHED_SUCCESS;
+            _exit(ok ? 0 : 1);
+        }
+        int status = -1;
+        waitpid(child, &status, 0);
+        printf("[%s] fork child: exit %d\n", proto, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+        show_get(m, "after fork", "forkkey");
+        show_get(m, "after fork", "childkey");
+        /* the drop-in's child connects afresh (the parent's sockets stay the parent's) */
+        const unsigned long long opened = stat_number(m, "total_connections") - conns;
+        printf("~[%s] connections opened since the fork: %llu\n", proto, opened);
+        if (getenv("DROPIN_IS_FOLSOM")) CHECK(opened == 1);
+    }
+
+    /* ---- servers, cursor, version, stats ---------------------------------------------- */
+    memcached_server_list_st list = memcached_servers_parse("127.0.0.1:1,localhost:2:5");
+    printf("servers_parse count %u\n", memcached_server_list_count(list));
+    memcached_return_t rc;
+    list = memcached_server_list_append(list, "10.0.0.1", 4, &rc);
+    printf("list_append: %s count %u\n", rcname(rc), memcached_server_list_count(list));
+    memcached_server_list_free(list);
+    char servers[64];
+    snprintf(servers, sizeof servers, "127.0.0.1:%d", port2);
+    list = memcached_servers_parse(servers);
+    printf("push: %s\n", rcname(memcached_server_push(m, list)));
+    memcached_server_list_free(list);
+    printf("server count %u\n", memcached_server_count(m));
+    memcached_server_fn cursor_fns[] = {print_server, fail_first};
+    printf("cursor: %s\n", rcname(memcached_server_cursor(m, cursor_fns, NULL, 2)));
+    printf("version: %s\n", rcname(memcached_version(m)));
+    const memcached_instance_st* inst = memcached_server_instance_by_position(m, 0);
+    printf("instance 0 %s:%u major %u\n", memcached_server_name(inst),
+           (unsigned)memcached_server_port(inst), (unsigned)memcached_server_major_version(inst));
+    memcached_stat_st* st = memcached_stat(m, NULL, &rc);
+    printf("stat: %s\n", rcname(rc));
+    if (st) {
+        CHECK(st[0].pid > 0 && st[1].pid > 0 && st[0].pid != st[1].pid);
+        CHECK(st[1].pid == pid2);
+        CHECK(strncmp(st[0].version, "1.", 2) == 0);
+        char** names = memcached_stat_get_keys(m, &st[0], &rc);
+        printf("stat keys: %s", rcname(rc));
+        for (char** p = names; p && *p; ++p) {
+            char* value = memcached_stat_get_value(m, &st[0], *p, &rc);
+            printf(" %s(%s)", *p, rcname(rc));
+            free(value);
+        }
+        printf("\n");
+        free(names);
+        char* value = memcached_stat_get_value(m, &st[0], "no_such_stat", &rc);
+        printf("stat unknown key: %s null=%d\n", rcname(rc), value == NULL);
+        free(value);
+        memcached_analysis_st* a = memcached_analyze(m, st, &rc);
+        printf("analyze: %s\n", rcname(rc));
+        if (a) {
+            CHECK(a->root == m);
+            printf("~analyze avg=%u hit_ratio=%.2f most_used=%llu\n", a->average_item_size,
+                   a->pool_hit_ratio, (unsigned long long)a->most_used_bytes);
+            free(a);
+        }
+        free(st); /* pylibmc releases it with libc's free() */
+    }
+    struct stat_seen seen = {0, 0};
+    rc = memcached_stat_execute(m, NULL, on_stat, &seen);
+    printf("stat_execute: %s pid_seen=%d\n", rcname(rc), seen.pid_seen);
+    CHECK(seen.count > 20);
+    /* memcached does not answer the binary VERBOSITY command: the drop-in refuses it there */
+    printf("%sverbosity: %s\n", binary ? "~" : "", rcname(memcached_verbosity(m, 1)));
+    printf("flush_buffers: %s\n", rcname(memcached_flush_buffers(m)));
+
+    /* ---- prefix key, user data, clone ---------------------------------------------------- */
+    rc = memcached_callback_set(m, MEMCACHED_CALLBACK_PREFIX_KEY, "pfx:");
+    printf("prefix set: %s\n", rcname(rc));
+    printf("prefix get: %s\n", (char*)memcached_callback_get(m, MEMCACHED_CALLBACK_PREFIX_KEY, &rc));
+    printf("prefixed set: %s\n", rcname(memcached_set(m, "pk", 2, "pv", 2, 0, 0)));
+    {
+        const char* pkeys[] = {"pk"};
+        size_t plens[] = {2};
+        memcached_mget(m, pkeys, plens, 1);
+        memcached_result_st* r = memcached_fetch_result(m, NULL, &rc);
+        printf("prefixed fetch key: %s %.*s\n", rcname(rc), r ? (int)memcached_result_key_length(r) : 0,
+               r ? memcached_result_key_value(r) : "");
+        memcached_result_free(r);
+    }
+    memcached_st* clone = memcached_clone(NULL, m);
+    CHECK(clone != NULL);
+    printf("clone servers %u\n", memcached_server_count(clone));
+    memcached_callback_set(clone, MEMCACHED_CALLBACK_PREFIX_KEY, NULL);
+    show_get(clone, "unprefixed clone", "pfx:pk");
+    memcached_free(clone);
+    memcached_callback_set(m, MEMCACHED_CALLBACK_PREFIX_KEY, NULL);
+    int marker = 0;
+    memcached_set_user_data(m, &marker);
+    CHECK(memcached_get_user_data(m) == &marker);
+
+    /* ---- user allocators: values come from the user's malloc ------------------------------ */
+    rc = memcached_set_memory_allocators(m, u_malloc, u_free, u_realloc, u_calloc, &user_mallocs);
+    printf("set allocators: %s\n", rcname(rc));
+    rc = memcached_set_memory_allocators(m, u_malloc, NULL, u_realloc, u_calloc, &user_mallocs);
+    printf("set partial allocators: %s\n", rcname(rc));
+    CHECK(memcached_get_memory_allocators_context(m) == &user_mallocs);
+    user_mallocs = 0;
+    {
+        size_t len;
+        uint32_t flags;
+        memcached_set(m, "alloc", 5, "allocated", 9, 0, 0);
+        char* v = memcached_get(m, "alloc", 5, &len, &flags, &rc);
+        printf("~user allocator: value %s, user mallocs %d\n", v ? "returned" : "null", user_mallocs);
+        CHECK(v != NULL);
+        int frees = user_frees;
+        memcached_free_fn ufree = NULL;
+        memcached_get_memory_allocators(m, NULL, &ufree, NULL, NULL);
+        ufree(m, v, &user_mallocs);
+        CHECK(user_frees == frees + 1);
+    }
+    memcached_set_memory_allocators(m, NULL, NULL, NULL, NULL, NULL);
+
+    /* ---- configuration strings ------------------------------------------------------------ */
+    char conf[256];
+    int conf_len = snprintf(conf, sizeof conf, "--SERVER=127.0.0.1:%d --SERVER=127.0.0.1:%d/?2 %s",
+                            port1, port2, binary ? "--BINARY-PROTOCOL" : "--TCP-NODELAY");
+    memcached_st* cm = memcached(conf, (size_t)conf_len);
+    printf("memcached(config): %s servers %u binary %llu\n", cm ? "ok" : "NULL",
+           cm ? memcached_server_count(cm) : 0,
+           cm ? (unsigned long long)memcached_behavior_get(cm, MEMCACHED_BEHAVIOR_BINARY_PROTOCOL)
+              : 99ULL);
+    if (cm) show_get(cm, "config handle", "k1");
+    memcached_free(cm);
+    char err[256] = "";
+    rc = libmemcached_check_configuration("--SERVER=127.0.0.1:1 --NO-SUCH-OPTION", 38, err,
+                                          sizeof err);
+    printf("check_configuration bad: %s\n", rcname(rc));
+    printf("~check_configuration message: %s\n", err);
+    const char* good = "--SERVER=host-a.example:1 --SERVER=10.0.0.2:2/?3 --NAMESPACE=foo --HASH=MD5 --SUPPORT-CAS";
+    rc = libmemcached_check_configuration(good, strlen(good), err, sizeof err);
+    printf("check_configuration good: %s\n", rcname(rc));
+
+    /* ---- a server that is not there, and one that dies ------------------------------------ */
+    {
+        memcached_st dead;
+        memcached_create(&dead);
+        memcached_server_add(&dead, "127.0.0.1", (in_port_t)dead_port);
+        if (binary) memcached_behavior_set(&dead, MEMCACHED_BEHAVIOR_BINARY_PROTOCOL, 1);
+        double t0 = now();
+        size_t len;
+        uint32_t flags;
+        memcached_get(&dead, "k", 1, &len, &flags, &rc);
+        printf("nothing listening get: %s\n", rcname(rc));
+        printf("nothing listening set: %s\n", rcname(memcached_set(&dead, "k", 1, "v", 1, 0, 0)));
+        CHECK(now() - t0 < 5.0);
+        CHECK(memcached_server_get_last_disconnect(&dead) != NULL);
+        memcached_free(&dead);
+    }
+    {
+        memcached_st two;
+        memcached_create(&two);
+        memcached_server_add(&two, "127.0.0.1", (in_port_t)port2);
+        if (binary) memcached_behavior_set(&two, MEMCACHED_BEHAVIOR_BINARY_PROTOCOL, 1);
+        printf("before kill set: %s\n", rcname(memcached_set(&two, "k", 1, "v", 1, 0, 0)));
+        kill(pid2, SIGKILL);
+        usleep(200 * 1000);
+        double t0 = now();
+        size_t len;
+        uint32_t flags;
+        memcached_get(&two, "k", 1, &len, &flags, &rc);
+        printf("~after kill get: %s\n", rcname(rc));
+        CHECK(rc == MEMCACHED_CONNECTION_FAILURE || rc == MEMCACHED_UNKNOWN_READ_FAILURE ||
+              rc == MEMCACHED_READ_FAILURE || rc == MEMCACHED_WRITE_FAILURE ||
+              rc == MEMCACHED_SERVER_TEMPORARILY_DISABLED);
+        rc = memcached_set(&two, "k", 1, "v", 1, 0, 0);
+        printf("~after kill set: %s\n", rcname(rc));
+        CHECK(memcached_failed(rc));
+        CHECK(now() - t0 < 10.0);
+        memcached_free(&two);
+    }
+
+    section_placement(port1, port2);
+
+    memcached_free(m);
+    /* memcached_free never frees the caller's storage: writing to it is still fine */
+    memset(&stack_memc, 0, sizeof stack_memc);
+    memcached_st* heap = memcached_create(NULL);
+    CHECK(heap != NULL);
+    memcached_free(heap);
+    printf("done failures=%d\n", failures);
+    return failures ? 1 : 0;
+}
