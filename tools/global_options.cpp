@@ -58,6 +58,15 @@ void GlobalOptions::add_to(CLI::App& app) {
                        "--username)")
             ->check(CLI::IsMember({"ascii", "binary", "meta"}))
             ->default_str("ascii");
+    app.add_option("--distribution", distribution_name,
+                   "How keys are placed on the servers, to keep the cache of the client you "
+                   "move from: ketama (libmemcached's weighted ketama, the default), "
+                   "libmemcached_modula[:HASH], libmemcached_consistent[:HASH], "
+                   "ketama_libmemcached:HASH, ketama_spymemcached, folsom_murmur, mcrouter_ch3, "
+                   "pymemcache_rendezvous, gomemcache, dalli, cache_memcached, "
+                   "cache_memcached_fast, pecl_memcache_consistent[:fnv], "
+                   "pecl_memcache_standard[:fnv] (docs/placement.md)")
+        ->type_name("NAME");
     app.add_option("--timeout-ms", timeout_ms,
                    "Connect and request timeout in milliseconds (default 3000)")
         ->check(CLI::Range(1, 3'600'000));
@@ -95,6 +104,12 @@ void GlobalOptions::finish() {
     if (!username.empty()) {
         const bool protocol_given = protocol_option_ != nullptr && protocol_option_->count() > 0;
         if (!protocol_given) protocol_name = "binary";
+    }
+    if (!distribution_name.empty()) {
+        std::string why;
+        const auto parsed = cluster::parse_distribution(distribution_name, &why);
+        if (!parsed) throw CliError("--distribution: " + printable(why, 2000));
+        distribution = *parsed;
     }
     if (config_option_ != nullptr && config_option_->count() > 0) {
         try {
@@ -185,6 +200,7 @@ Options GlobalOptions::options(std::vector<std::string> server_list) const {
                                            : Protocol::ascii;
     o.connect_timeout = std::chrono::milliseconds(timeout_ms);
     o.request_timeout = std::chrono::milliseconds(timeout_ms);
+    o.distribution = distribution;
     if (!username.empty()) {
         const char* password = std::getenv(password_variable);
         if (password == nullptr || *password == '\0')

@@ -26,6 +26,10 @@ struct GlobalOptions {
     std::optional<RouteConfig> routes;
     std::string protocol_name = "ascii";
     int timeout_ms = 3000;
+    /// --distribution as given ("" when not given: Options' default, libmemcached's ketama),
+    /// and what finish() read from it.
+    std::string distribution_name;
+    cluster::Distribution distribution = Options{}.distribution;
 
     std::string username;  ///< --username: SASL (binary) or text (ascii, meta) login; empty: none
 
@@ -35,13 +39,14 @@ struct GlobalOptions {
     std::string tls_key;          ///< --tls-key
     std::string tls_server_name;  ///< --tls-server-name
 
-    /// Adds --servers, --elasticache, --config, --protocol, --timeout-ms, --username and the
-    /// --tls options to `app`.
+    /// Adds --servers, --elasticache, --config, --protocol, --distribution, --timeout-ms,
+    /// --username and the --tls options to `app`.
     void add_to(CLI::App& app);
 
     /// Settles what the options imply once they are parsed: --username selects the binary
     /// protocol when --protocol was not given (ascii and meta log in with text auth), any
-    /// --tls-* turns on --tls, --config is read into `routes`. Throws CliError for a
+    /// --tls-* turns on --tls, --config is read into `routes`, --distribution is read (an
+    /// unknown name is a CliError listing the names). Throws CliError for a
     /// contradiction or a configuration that cannot be used (its message is the
     /// RouteConfigError's one line: "<json path>: <why>").
     void finish();

@@ -1,6 +1,7 @@
 // The options dict as folsom::Options (options.hpp).
 #include "options.hpp"
 
+#include "folsom/cluster/distribution.hpp"
 #include "folsom/routes.hpp"
 
 #include "conversions.hpp"
@@ -36,19 +37,10 @@ Options parse_options(const py::dict& d) {
             throw py::value_error("protocol must be 'meta', 'binary' or 'ascii', not '" + *p + "'");
     }
     if (auto dist = opt<std::string>(d, "distribution")) {
-        if (*dist == "ketama" || *dist == "ketama_libmemcached")
-            o.distribution = cluster::Distribution::ketama_libmemcached;
-        else if (*dist == "ketama_spymemcached")
-            o.distribution = cluster::Distribution::ketama_spymemcached;
-        else if (*dist == "folsom_murmur")
-            o.distribution = cluster::Distribution::folsom_murmur;
-        else if (*dist == "pymemcache_rendezvous" || *dist == "pymemcache")
-            o.distribution = cluster::Distribution::pymemcache_rendezvous;
-        else
-            throw py::value_error(
-                "distribution must be 'ketama' (libmemcached's), "
-                "'ketama_spymemcached', 'folsom_murmur' or 'pymemcache_rendezvous', not '" +
-                *dist + "'");
+        std::string why;
+        const auto parsed = cluster::parse_distribution(*dist, &why);
+        if (!parsed) throw py::value_error(why);
+        o.distribution = *parsed;
     }
     if (auto v = opt<std::size_t>(d, "max_outstanding_requests")) o.max_outstanding_requests = *v;
     if (auto v = opt<std::size_t>(d, "max_value_size")) o.max_value_size = *v;

@@ -2,6 +2,7 @@
 // discovery (which feeds it server sets), the key prefix (only when one is configured) and
 // retries (which wrap each idempotent request, outermost, so that a retry is prefixed anew).
 // With Options::routes, every pool is such a stack, under the route tree's RouteCore.
+#include "folsom/cluster/distribution.hpp"
 #include "folsom/error.hpp"
 
 #include "cluster/discovering_core.hpp"
@@ -38,6 +39,9 @@ std::shared_ptr<ClientCore> make_pool_core(asio::any_io_executor ex, const Optio
 }
 
 std::shared_ptr<ClientCore> make_client_core(asio::any_io_executor ex, const Options& options) {
+    if (const std::string why = cluster::distribution_error(options.distribution); !why.empty())
+        throw std::system_error(make_error_code(errc::invalid_argument),
+                                "Options::distribution: " + why);
     if (auto ec = validate_key_prefix(options.key_prefix))
         throw std::system_error(ec,
                                 "Options::key_prefix must be at most 249 bytes without "

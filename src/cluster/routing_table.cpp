@@ -21,7 +21,7 @@ void RoutingTable::servers_for(std::span<const std::string_view> keys,
                   static_cast<std::uint32_t>(only));
         return;
     }
-    if (ring_.distribution() == Distribution::mcrouter_ch3) {
+    if (ring_.distribution().scheme == Distribution::Scheme::mcrouter_ch3) {
         for (std::size_t i = 0; i < keys.size(); ++i)
             out[i] = static_cast<std::uint32_t>(ch3_owner(keys[i]));
         return;

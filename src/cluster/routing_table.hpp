@@ -34,7 +34,8 @@ class RoutingTable {
     std::size_t server_for(std::string_view key) const noexcept {
         if (members_.size() <= 1 || ring_.empty())
             return members_.empty() ? 0 : members_.front()->id();
-        if (ring_.distribution() == Distribution::mcrouter_ch3) return ch3_owner(key);
+        if (ring_.distribution().scheme == Distribution::Scheme::mcrouter_ch3)
+            return ch3_owner(key);
         return owner_at(ring_.point_index(key));
     }
 

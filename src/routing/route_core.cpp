@@ -1,5 +1,6 @@
 #include "routing/route_core.hpp"
 
+#include "folsom/cluster/distribution.hpp"
 #include "folsom/detail/request_memory.hpp"
 #include "folsom/error.hpp"
 
@@ -9,6 +10,7 @@
 #include "routing/config/weighted_pools.hpp"
 
 #include <atomic>
+#include <map>
 #include <mutex>
 #include <set>
 #include <string>
@@ -73,12 +75,13 @@ class KeySplitOp final : public detail::WrapperOperation<KeySplitOp> {
     std::error_code first_error_;
 };
 
-void collect_ch3_pools(const RouteSpec& r, std::set<std::string>& out) {
-    if (r.type == RouteType::pool && !r.hash_func.empty()) out.insert(r.pool);
+// Each pool's "hash", where a pool route gives one (validate() made a pool's routes agree).
+void collect_pool_hashes(const RouteSpec& r, std::map<std::string, std::string>& out) {
+    if (r.type == RouteType::pool && !r.hash_func.empty()) out.emplace(r.pool, r.hash_func);
     for (const ShadowSpec& s : r.shadows)
-        collect_ch3_pools(s.target.front(), out);
+        collect_pool_hashes(s.target.front(), out);
     for (const RouteSpec& c : r.children)
-        collect_ch3_pools(c, out);
+        collect_pool_hashes(c, out);
 }
 
 }  // namespace
@@ -179,13 +182,19 @@ std::shared_ptr<detail::ClientCore> make_route_core(asio::any_io_executor ex,
         }
     }
     // A pool's placement is its pool routes' "hash" (validate() made them agree): Ch3 makes
-    // its core place keys as mcrouter does; otherwise Options::distribution applies.
-    std::set<std::string> ch3_pools;
-    collect_ch3_pools(config.route, ch3_pools);
+    // its core place keys as mcrouter does, another distribution name as that client does;
+    // otherwise Options::distribution applies.
+    std::map<std::string, std::string> pool_hashes;
+    collect_pool_hashes(config.route, pool_hashes);
     auto make_pool = [&](std::size_t p, std::vector<ServerAddress> s) {
         Options placed = pool_options(config.pools[p]);
-        if (ch3_pools.count(config.pools[p].name) != 0)
-            placed.distribution = cluster::Distribution::mcrouter_ch3;
+        const auto hash = pool_hashes.find(config.pools[p].name);
+        if (hash != pool_hashes.end()) {
+            std::string why;
+            const auto distribution = cluster::parse_distribution(hash->second, &why);
+            if (!distribution) throw RouteConfigError("pools." + config.pools[p].name, why);
+            placed.distribution = *distribution;
+        }
         return detail::make_pool_core(ex, placed, std::move(s));
     };
     // One pool route, nothing else: the pool's own core is the whole client.

@@ -7,6 +7,8 @@
 
 #include "folsom/server_address.hpp"
 
+#include <gtest/gtest.h>
+
 #include <chrono>
 #include <string>
 #include <vector>
@@ -38,6 +40,14 @@ ReferenceRun run_reference(const std::vector<std::string>& argv, const std::stri
                            std::size_t expected_lines,
                            std::chrono::seconds limit = std::chrono::seconds(60));
 
+/// Compares, key by key, the server a reference program named for keys[i] (lines[i]) with
+/// names[our_index(keys[i])]; reports the first three differences as test failures and returns
+/// how many keys differ. Also fails when a server gets no key at all (a vacuous comparison).
+template <typename Index>
+std::size_t count_mismatches(const std::vector<std::string>& keys,
+                             const std::vector<std::string>& lines,
+                             const std::vector<std::string>& names, Index our_index);
+
 /// The keys, one per line, for a reference program's stdin.
 std::string lines_of(const std::vector<std::string>& keys);
 
@@ -55,5 +65,27 @@ class ScratchDir {
   private:
     std::string path_;
 };
+
+template <typename Index>
+std::size_t count_mismatches(const std::vector<std::string>& keys,
+                             const std::vector<std::string>& lines,
+                             const std::vector<std::string>& names, Index our_index) {
+    std::size_t mismatches = 0;
+    std::vector<std::size_t> per_server(names.size());
+    for (std::size_t i = 0; i < keys.size() && i < lines.size(); ++i) {
+        const std::size_t ours = our_index(keys[i]);
+        if (ours >= names.size()) {
+            ADD_FAILURE() << "server index " << ours << " out of range";
+            return keys.size();
+        }
+        ++per_server[ours];
+        if (names[ours] != lines[i] && ++mismatches <= 3)
+            ADD_FAILURE() << "key \"" << keys[i] << "\": theirs " << lines[i] << ", ours "
+                          << names[ours];
+    }
+    for (std::size_t s = 0; s < names.size(); ++s)
+        EXPECT_GT(per_server[s], 0u) << names[s] << " got no key";
+    return mismatches;
+}
 
 }  // namespace folsom::test

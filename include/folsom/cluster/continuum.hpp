@@ -1,5 +1,6 @@
 /// @file
-/// Continuum: which server owns a key, by consistent hashing on a ring of points ("ketama").
+/// Continuum: which server owns a key, by consistent hashing on a ring of points ("ketama"),
+/// or by the other placements a Distribution names (distribution.hpp).
 ///
 /// Pure placement: no sockets, no Asio. Built once per server list (that allocates); a lookup
 /// hashes the key on the stack and binary-searches the ring, so it never allocates and may be
@@ -33,13 +34,26 @@
 ///   Exact for keys given to pymemcache as str; one given as bytes is hashed there as its
 ///   repr ("b'key'"), which this does not reproduce. pymemcache's key_prefix is not hashed.
 ///
-/// The host is hashed as written in ServerAddress (never resolved): give every client the same
-/// spelling of the server list. (mcrouter_ch3 hashes no host: give it the same order.)
+/// * The other schemes (distribution.hpp): libmemcached_consistent is a ring like
+///   ketama_libmemcached's (100 points a server, "host-i" or "host:port-i" by the key hash);
+///   dalli's ring takes the point at or before the key (positions are stored bit-inverted, so
+///   the same search serves); cache_memcached_fast's compatible mode is a ring of one point per
+///   server; cache_memcached and pecl_memcache_standard are a ring of one point per server at
+///   the end of its run of weight buckets. libmemcached_modula, gomemcache and
+///   pecl_memcache_consistent (through its 1024-bucket table) compute a position that is an
+///   index into points() directly, as mcrouter_ch3 and pymemcache_rendezvous do.
 ///
-/// Errors: none; lookups are noexcept. Ownership: a Continuum owns its ring; points() is a
+/// The host is hashed as written in ServerAddress (never resolved): give every client the same
+/// spelling of the server list. (mcrouter_ch3, modula, gomemcache, cache_memcached and
+/// pecl_memcache_standard hash no host: give them the same order.)
+///
+/// Errors: building with a Distribution that distribution_error() refuses throws
+/// std::system_error (errc::invalid_argument), as does a server of weight 0 for a scheme that
+/// weighs servers. Lookups are noexcept. Ownership: a Continuum owns its ring; points() is a
 /// view into it, valid until the Continuum is assigned to or destroyed.
 #pragma once
 
+#include "folsom/cluster/distribution.hpp"
 #include "folsom/export.hpp"
 #include "folsom/server_address.hpp"
 
@@ -51,22 +65,14 @@
 
 namespace folsom::cluster {
 
-/// Whose ketama ring to reproduce; see the list above.
-enum class Distribution : std::uint8_t {
-    ketama_libmemcached,    ///< libmemcached, MEMCACHED_BEHAVIOR_KETAMA_WEIGHTED
-    ketama_spymemcached,    ///< spymemcached KetamaNodeLocator, KETAMA_HASH, default node names
-    folsom_murmur,          ///< Spotify Folsom's KetamaMemcacheClient
-    mcrouter_ch3,           ///< mcrouter's Ch3 (furc_hash by list index), its pools' default
-    pymemcache_rendezvous,  ///< pymemcache's HashClient: rendezvous over murmur3
-};
-
 /// A consistent-hash ring over a list of servers (see continuum.hpp). Immutable once built;
 /// thread-safe for concurrent lookups.
 class FOLSOM_EXPORT Continuum {
   public:
     /// One point of the ring. `position` orders the ring as unsigned 32-bit; for folsom_murmur
-    /// it is Folsom's signed hash with its sign bit flipped, so the order is Folsom's; for
-    /// mcrouter_ch3 and pymemcache_rendezvous it is the server's index.
+    /// it is Folsom's signed hash with its sign bit flipped, so the order is Folsom's; for dalli
+    /// it is the point's value inverted; for the direct schemes (indexed()) it is the point's
+    /// index.
     struct Point {
         std::uint32_t position;  ///< where the point sits on the ring
         std::uint32_t server;    ///< index into the span the continuum was built from
@@ -111,15 +117,13 @@ class FOLSOM_EXPORT Continuum {
     bool empty() const noexcept { return points_.empty(); }
     /// The placement scheme this ring reproduces.
     Distribution distribution() const noexcept { return distribution_; }
+    /// True for the schemes whose key position is an index into points() (no ring search):
+    /// mcrouter_ch3, pymemcache_rendezvous, libmemcached_modula, gomemcache (one point per
+    /// server) and pecl_memcache_consistent (its 1024 buckets).
+    bool indexed() const noexcept { return indexed_; }
 
   private:
     void build_buckets();
-    // True for the schemes that compute a key's server directly (no ring): their points are
-    // one per server at its index, and a key's position is its server's index.
-    bool direct() const noexcept {
-        return distribution_ == Distribution::mcrouter_ch3 ||
-               distribution_ == Distribution::pymemcache_rendezvous;
-    }
 
     std::vector<Point> points_;  // sorted by position
     // Per-server state of the schemes that hash each server's name with the key
@@ -131,6 +135,10 @@ class FOLSOM_EXPORT Continuum {
     int bucket_bits_ = 0;
     std::size_t servers_ = 0;
     Distribution distribution_ = Distribution::ketama_libmemcached;
+    bool indexed_ = false;
+    // The sum of the weights, for the schemes whose key position depends on it
+    // (cache_memcached, cache_memcached_fast, pecl_memcache_standard).
+    std::uint64_t total_weight_ = 0;
 };
 
 }  // namespace folsom::cluster

@@ -7,6 +7,7 @@
 // The rules of a single node live in check_route_node(), used by both: the JSON reader calls
 // it as each node is made, where the node's JSON path is known (a named handle is reported
 // where it is defined, not at each place it is copied to).
+#include "folsom/cluster/distribution.hpp"
 #include "folsom/config.hpp"
 #include "folsom/options.hpp"
 #include "folsom/routes.hpp"
@@ -72,12 +73,14 @@ constexpr std::array<std::string_view, 14> operation_names = {
 
 // HashRoute's: mcrouter's (Ch3 first, its default) and folsom's Md5.
 constexpr std::array<std::string_view, 4> hash_funcs = {"Ch3", "WeightedCh3", "Crc32", "Md5"};
-// A PoolRoute's "hash" (its pool's placement): mcrouter's Ch3, or none for
-// Options::distribution (libmemcached's ketama by default).
+// A PoolRoute's "hash" (its pool's placement): mcrouter's Ch3, any other distribution name
+// (cluster::parse_distribution), or none for Options::distribution (libmemcached's ketama by
+// default).
 constexpr std::string_view pool_hash = "Ch3";
 constexpr std::string_view pool_hash_message =
     "(a PoolRoute places keys by Options::distribution, libmemcached's ketama unless changed, "
-    "or by mcrouter's \"hash\": \"Ch3\")";
+    "by mcrouter's \"hash\": \"Ch3\", or by a distribution name such as \"gomemcache\" or "
+    "\"libmemcached_modula:crc\": see docs/placement.md)";
 
 constexpr std::string_view range_message = "expected [begin, end] with 0 <= begin <= end <= 1";
 
@@ -307,9 +310,16 @@ void check_route_node(const RouteSpec& r, const std::string& path) {
     switch (r.type) {
         case RouteType::pool:
             if (r.pool.empty()) fail(member(path, "pool"), "PoolRoute needs a pool");
-            if (!r.hash_func.empty() && r.hash_func != pool_hash)
-                fail(member(path, "hash"), "unsupported hash " + in_quotes(r.hash_func) + " " +
-                                               std::string(pool_hash_message));
+            if (!r.hash_func.empty() && r.hash_func != pool_hash) {
+                std::string why;
+                // A known scheme with a hash it does not take says which; any other name gets
+                // the list of what a pool's "hash" may be.
+                if (!cluster::parse_distribution(r.hash_func, &why))
+                    fail(member(path, "hash"), "unsupported hash " + in_quotes(r.hash_func) + " " +
+                                                   (why.rfind("unknown distribution", 0) == 0
+                                                        ? std::string(pool_hash_message)
+                                                        : "(" + why + ")"));
+            }
             for (std::size_t i = 0; i < r.shadows.size(); ++i) {
                 const auto& s = r.shadows[i];
                 const auto at = element(member(path, "shadows"), i);

@@ -650,7 +650,8 @@ TEST(RouteConfigParse, PoolRouteHashCh3) {
 TEST(RouteConfigParseError, PoolRouteHash) {
     const std::string why =
         " (a PoolRoute places keys by Options::distribution, libmemcached's ketama unless "
-        "changed, or by mcrouter's \"hash\": \"Ch3\")";
+        "changed, by mcrouter's \"hash\": \"Ch3\", or by a distribution name such as "
+        "\"gomemcache\" or \"libmemcached_modula:crc\": see docs/placement.md)";
     const auto pool_with = [](std::string_view hash) {
         return with_route(R"({"type": "PoolRoute", "pool": "A", "hash": )" + std::string(hash) +
                           "}");
@@ -912,8 +913,17 @@ TEST(RouteValidate, PoolPlacement) {
         with_tree(all_sync({pool("A", {}, "Ch3"), pool("B"), pool("A", {}, "Ch3")})).validate());
     EXPECT_EQ(validate_error(with_tree(pool("A", {}, "Crc32"))),
               "route.hash: unsupported hash 'Crc32' (a PoolRoute places keys by "
-              "Options::distribution, libmemcached's ketama unless changed, or by mcrouter's "
-              "\"hash\": \"Ch3\")");
+              "Options::distribution, libmemcached's ketama unless changed, by mcrouter's "
+              "\"hash\": \"Ch3\", or by a distribution name such as \"gomemcache\" or "
+              "\"libmemcached_modula:crc\": see docs/placement.md)");
+    // Any distribution name places a pool as that client does; a known scheme with a hash it
+    // does not take says so.
+    EXPECT_NO_THROW(
+        with_tree(all_sync({pool("A", {}, "gomemcache"), pool("B", {}, "libmemcached_modula:crc")}))
+            .validate());
+    EXPECT_EQ(validate_error(with_tree(pool("A", {}, "dalli:md5"))),
+              "route.hash: unsupported hash 'dalli:md5' (distribution 'dalli:md5': dalli has its "
+              "own fixed hash and takes no other (not md5))");
     EXPECT_EQ(validate_error(with_tree(failover({pool("A"), pool("A", {}, "Ch3")}))),
               "route.children[1].hash: pool 'A' is placed by Options::distribution (no \"hash\") "
               "at route.children[0] and by 'Ch3' here: every PoolRoute of a pool must give the "
