@@ -9,11 +9,13 @@
 #include "support/joined_gets.hpp"
 #include "support/memcached_server.hpp"
 
+#include <asio/use_future.hpp>
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <string>
 #include <thread>
 #include <vector>

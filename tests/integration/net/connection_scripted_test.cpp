@@ -9,11 +9,13 @@
 
 #include <asio/io_context.hpp>
 #include <asio/steady_timer.hpp>
+#include <asio/use_future.hpp>
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <future>
 #include <string>
 #include <string_view>
 #include <sys/resource.h>
