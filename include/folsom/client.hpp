@@ -459,7 +459,7 @@ class FOLSOM_EXPORT Client {
         r.key = key;
         return all_nodes<Status>(r, std::forward<Token>(token), protocol::validate_key(key));
     }
-    /// verbosity <level> on every server (the level of memcached's own logging).
+    /// `verbosity LEVEL` on every server (the level of memcached's own logging).
     /// void(std::error_code, std::vector<NodeResult<Status>>): Status::ok from each server.
     template <class Token>
     auto verbosity(std::uint32_t level, Token&& token) {

@@ -22,7 +22,8 @@
 ///     0 never, negative already expired, 1..2,592,000 relative, above it an absolute Unix
 ///     time; above 2^31-1 the request fails with errc::invalid_argument.
 ///
-/// Thread-safety: a plain value.
+/// Errors: an Expiry that cannot be sent fails its request with errc::invalid_argument, as
+/// above; building one never throws. Thread-safety: a plain value.
 #pragma once
 
 #include "folsom/export.hpp"
@@ -69,10 +70,12 @@ class FOLSOM_EXPORT Expiry {
         absolute,  ///< Unix time in seconds
         exptime,   ///< memcached's convention
     };
+    /// Which of the three forms this is.
     constexpr Kind kind() const noexcept { return kind_; }
     /// The seconds as given: the duration, the Unix time, or the exptime.
     constexpr std::int64_t count() const noexcept { return seconds_; }
 
+    /// Same form and same seconds.
     friend constexpr bool operator==(const Expiry&, const Expiry&) noexcept = default;
 
   private:
