@@ -57,6 +57,15 @@ def test_sasl_wrong_password(sasl_memcached):
         assert isinstance(e.value, folsom.MemcacheAuthError) or e.value.errc == "not_connected"
 
 
-def test_sasl_needs_binary(sasl_memcached):
-    with pytest.raises(folsom.MemcacheUnsupportedError):
-        folsom.Client(sasl_memcached.address, protocol="meta", username="folsom", password="s3cret")
+def test_a_text_login_to_a_sasl_only_server_fails_without_sending_the_password(sasl_memcached):
+    # Over meta, username/password mean memcached's text login (-Y). A server that asks for
+    # SASL (-S: binary only) never asks for a text login, so the request fails and the
+    # password is not sent.
+    c = folsom.Client(sasl_memcached.address, protocol="meta", username="folsom",
+                      password="s3cret", timeout=2)
+    try:
+        with pytest.raises(folsom.MemcacheError) as e:
+            c.get("k")
+        assert "s3cret" not in str(e.value)
+    finally:
+        c.close()
