@@ -63,6 +63,19 @@ inline bool checked_key_ok(std::string_view key) {
     return ok;
 }
 
+/// The argument of "stats": one token or a few ("cachedump 1 0"), each following the key rules
+/// and separated by exactly one space, so it can never end the line or start a second command.
+inline bool stats_group_ok(std::string_view group) {
+    if (group.empty()) return true;
+    std::size_t pos = 0;
+    for (;;) {
+        const std::size_t sp = group.find(' ', pos);
+        if (!key_ok(group.substr(pos, sp - pos))) return false;
+        if (sp == std::string_view::npos) return true;
+        pos = sp + 1;
+    }
+}
+
 /// A key that is valid often and invalid in every way sometimes: raw bytes, printable bytes,
 /// printable bytes with one hostile byte planted (space, \r, \n, NUL, DEL, ...), or a length
 /// right around the 250-byte limit.

@@ -160,11 +160,19 @@ void one_command(FuzzedDataProvider& p, OutputBuffer& out, std::deque<std::strin
         case 6: {  // stats [group]
             const std::string group = p.ConsumeBool() ? std::string() : fuzz::fuzz_key(p);
             ec = encode_stats(out, group);
-            if (!group.empty() && !fuzz::checked_key_ok(group))
-                refuse.push_back(errc::invalid_argument);
+            const bool group_ok = fuzz::stats_group_ok(group);
+            FUZZ_CHECK(!protocol::validate_stats_group(group) == group_ok,
+                       "validate_stats_group() disagrees with the stats argument rules");
+            if (!group_ok) refuse.push_back(errc::invalid_argument);
             check_wire = [=](const Command& c) {
+                // Each space-separated token of the group comes back as its own token.
                 std::vector<std::string> rest;
-                if (!group.empty()) rest.push_back(group);
+                for (std::size_t pos = 0; !group.empty();) {
+                    const std::size_t sp = group.find(' ', pos);
+                    rest.push_back(group.substr(pos, sp - pos));
+                    if (sp == std::string::npos) break;
+                    pos = sp + 1;
+                }
                 expect_tokens(c, "stats", rest);
                 expect_no_data(c);
             };
