@@ -631,6 +631,19 @@ class HashClient(Client):
         super().__init__(servers, serde, serializer, deserializer, connect_timeout, timeout,
                          no_delay, ignore_exc, socket_module, socket_keepalive, key_prefix,
                          default_noreply, allow_unicode_keys, encoding, tls_context, **options)
+        # pymemcache's HashClient keeps the arguments it gives each server's client in this
+        # public attribute (the same keys), which programs and Django's tests read back.
+        self.default_kwargs = {
+            "connect_timeout": connect_timeout, "timeout": timeout, "no_delay": no_delay,
+            "socket_module": socket_module, "socket_keepalive": socket_keepalive,
+            "key_prefix": key_prefix, "serde": serde, "serializer": serializer,
+            "deserializer": deserializer, "allow_unicode_keys": allow_unicode_keys,
+            "default_noreply": default_noreply, "encoding": encoding, "tls_context": tls_context,
+        }
+        if use_pooling is True:
+            self.default_kwargs.update(max_pool_size=max_pool_size,
+                                       pool_idle_timeout=pool_idle_timeout,
+                                       lock_generator=lock_generator)
 
     def add_server(self, server, port=None):
         raise NotImplementedError("folsom's server list is fixed at construction (or comes "

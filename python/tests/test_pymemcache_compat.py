@@ -257,6 +257,24 @@ def test_every_pymemcache_argument_accepted(shared_memcached):
             folsom.HashClient([server], **bad)
 
 
+def test_hash_client_default_kwargs_as_pymemcache(shared_memcached):
+    # pymemcache's HashClient.default_kwargs: what each server's client gets (Django's tests read
+    # it); the same keys, and the same values for the arguments given (the defaults are folsom's:
+    # default_noreply=False, see the migration table).
+    from pymemcache.client.hash import HashClient as PmHashClient
+    host, port = shared_memcached.address.rsplit(":", 1)
+    for kwargs in ({}, {"no_delay": True, "serde": pm_serde.pickle_serde, "timeout": 2.5,
+                        "key_prefix": b"p:", "allow_unicode_keys": True, "encoding": "utf8"},
+                   {"use_pooling": True, "max_pool_size": 3, "pool_idle_timeout": 5}):
+        ours = folsom.HashClient([(host, int(port))], **kwargs)
+        theirs = PmHashClient([(host, int(port))], **kwargs)
+        assert ours.default_kwargs.keys() == theirs.default_kwargs.keys()
+        for name, value in kwargs.items():
+            if name != "use_pooling":
+                assert ours.default_kwargs[name] == theirs.default_kwargs[name] == value
+        ours.close()
+
+
 def test_retrying_client_wraps_folsom(shared_memcached):
     attempts = []
 
