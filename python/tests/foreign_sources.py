@@ -93,8 +93,9 @@ def apt_orig_tarball(source_package, version, cache, log):
                        capture_output=True, text=True)
     found = [p for p in glob.glob(pattern) if not p.endswith(".asc")]
     if not found:
-        log("apt-get source --download-only %s brought no upstream tarball: %s"
-            % (want, (r.stderr.strip().splitlines() or ["(no output)"])[-1]))
+        lines = r.stderr.strip().splitlines() or ["(no output)"]
+        why = next((l for l in lines if "orig.tar" in l), lines[-1])
+        log("apt-get source --download-only %s brought no upstream tarball: %s" % (want, why))
         return None
     return found[0]
 
