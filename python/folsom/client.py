@@ -72,7 +72,8 @@ class Client:
             raise TypeError("the second positional parameter is serde, as in pymemcache's "
                             "Client(server, serde): pass protocol=%r as a keyword" % (serde,))
         _c.check_encoding(encoding)
-        _c.check_pymemcache_only_options(socket_module, socket_keepalive, options)
+        _c.check_pymemcache_only_options(socket_module, options)
+        _c.socket_keepalive_option(socket_keepalive, options)
         self._serde = _c.make_serde(serde, serializer, deserializer)
         self.protocol = protocol
         self.default_noreply = bool(default_noreply)

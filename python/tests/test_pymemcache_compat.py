@@ -257,6 +257,60 @@ def test_every_pymemcache_argument_accepted(shared_memcached):
             folsom.HashClient([server], **bad)
 
 
+def _keepalive_of_connections_to(port):
+    """(SO_KEEPALIVE, TCP_KEEPIDLE, TCP_KEEPINTVL, TCP_KEEPCNT) of each of this process's TCP
+    sockets connected to 127.0.0.1:port (read through a duplicate of the descriptor)."""
+    found = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            if not os.readlink("/proc/self/fd/" + fd).startswith("socket:"):
+                continue
+            s = socket.fromfd(int(fd), socket.AF_INET, socket.SOCK_STREAM)
+        except OSError:
+            continue
+        with s:
+            try:
+                if s.family != socket.AF_INET or s.getpeername() != ("127.0.0.1", port):
+                    continue
+            except OSError:
+                continue
+            found.append((s.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE),
+                          s.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE),
+                          s.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPINTVL),
+                          s.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPCNT)))
+    return found
+
+
+def test_socket_keepalive_sets_tcp_keepalive(memcached):
+    # pymemcache's KeepaliveOpts sets SO_KEEPALIVE, TCP_KEEPIDLE/INTVL/CNT on its socket; folsom
+    # sets the same on each of its connections (its tcp_keepalive option).
+    host, port = memcached.address.rsplit(":", 1)
+    port = int(port)
+    for make in (lambda: folsom.Client(memcached.address,
+                                       socket_keepalive=KeepaliveOpts(idle=7, intvl=3, cnt=4)),
+                 lambda: folsom.HashClient([memcached.address],
+                                           socket_keepalive=KeepaliveOpts(idle=7, intvl=3, cnt=4)),
+                 lambda: folsom.Client(memcached.address, tcp_keepalive=(7, 3, 4))):
+        c = make()
+        assert c.set("ka", b"1") is True
+        conns = _keepalive_of_connections_to(port)
+        assert conns and all(k == (1, 7, 3, 4) for k in conns), conns
+        c.close()
+    c = folsom.Client(memcached.address)
+    assert c.set("ka", b"1") is True
+    conns = _keepalive_of_connections_to(port)
+    assert conns and all(k[0] == 0 for k in conns), conns
+    c.close()
+    with pytest.raises(TypeError):
+        folsom.Client(memcached.address, socket_keepalive=KeepaliveOpts(),
+                      tcp_keepalive=(1, 1, 1))
+    for bad in ((0, 1, 1), (1, 40000, 1), (1, 1, 128), (1, 1, "3")):
+        with pytest.raises((TypeError, ValueError)):
+            folsom.Client(memcached.address, tcp_keepalive=bad)
+    with pytest.raises(ValueError, match="count"):
+        folsom.Client(memcached.address, socket_keepalive=KeepaliveOpts(idle=1, intvl=1, cnt=200))
+
+
 def test_hash_client_default_kwargs_as_pymemcache(shared_memcached):
     # pymemcache's HashClient.default_kwargs: what each server's client gets (Django's tests read
     # it); the same keys, and the same values for the arguments given (the defaults are folsom's:
