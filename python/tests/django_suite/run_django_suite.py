@@ -105,6 +105,7 @@ def child(tests, server, protocol, report, pattern, options):
     import django
     from django.conf import settings
     import django.core.cache.backends.memcached as memcached_backends
+    import folsom
     import folsom.django
 
     class FolsomCache(folsom.django.FolsomCache):
@@ -143,7 +144,17 @@ def child(tests, server, protocol, report, pattern, options):
                     "APP_DIRS": True}],
     )
     django.setup()
+    from django.core.cache import caches as django_caches
     from django.test.runner import DiscoverRunner
+
+    # What Django's tests will get under those backend paths: folsom's backend and client.
+    for alias in caches:
+        backend = django_caches[alias]
+        if not isinstance(backend, folsom.django.FolsomCache) or \
+                type(backend._cache) is not folsom.HashClient:
+            raise RuntimeError("%s is %r on %r, not FolsomCache on folsom.HashClient"
+                               % (alias, backend, type(backend._cache)))
+        backend.close()
 
     results = {}
 
