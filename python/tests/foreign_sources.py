@@ -44,12 +44,15 @@ def mirror_sources():
 
 
 def installed_version(binary_package):
-    """The Debian version of an installed binary package, or None."""
+    """The Debian version of the source package an installed binary package was built from,
+    or None."""
     if not shutil.which("dpkg-query"):
         return None
     r = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", binary_package],
                        capture_output=True, text=True)
-    return r.stdout.strip() or None if r.returncode == 0 else None
+    version = r.stdout.strip() if r.returncode == 0 else ""
+    # A binary-only rebuild (+b1) has no source package of its own.
+    return re.sub(r"\+b\d+$", "", version) or None
 
 
 def upstream_version(debian_version):
