@@ -329,6 +329,32 @@ def test_hash_client_default_kwargs_as_pymemcache(shared_memcached):
         ours.close()
 
 
+def test_hash_client_clients_one_per_server(memcached_factory):
+    # pymemcache's HashClient.clients: {"host:port": that server's Client}, with the same
+    # arguments; each talks to its server only.
+    from pymemcache.client.hash import HashClient as PmHashClient
+    servers = [memcached_factory() for _ in range(3)]
+    addresses = [s.address for s in servers]
+    protocol = "binary"  # folsom's own options carried over too
+    hc = folsom.HashClient(addresses, serde=pm_serde.pickle_serde, key_prefix=b"p:",
+                           protocol=protocol)
+    assert list(hc.clients) == list(PmHashClient(addresses).clients) == addresses
+    for name, c in hc.clients.items():
+        assert type(c) is folsom.Client and c.serde is pm_serde.pickle_serde
+        assert c.protocol == protocol and c.key_prefix == b"p:"
+    assert hc.clients["%s" % addresses[0]] is hc.clients[addresses[0]]  # made once
+    key = "placed"
+    owner = hc.server_for(key)
+    assert hc.set(key, {"v": 1}) is True
+    for name, c in hc.clients.items():
+        assert c.get(key) == ({"v": 1} if name == owner else None)
+    assert hc.clients[owner].delete(key) is True and hc.get(key) is None
+    hc.close()
+    assert all(c.closed for c in hc.clients.values())
+    assert hc.clients[owner].set(key, [2]) is True and hc.get(key) == [2]  # both reconnect
+    hc.close()
+
+
 def test_retrying_client_wraps_folsom(shared_memcached):
     attempts = []
 
