@@ -6,8 +6,8 @@ Django's test classes PyMemcacheCacheTests and PyLibMCCacheTests run unchanged, 
 own test runner (DiscoverRunner, test database included), with the backend paths they are
 configured by, django.core.cache.backends.memcached.PyMemcacheCache and .PyLibMCCache, bound to
 folsom.django.FolsomCache: the one-import change a user makes in CACHES. Each protocol
-(--protocols, default meta) runs in its own interpreter against a real memcached process on a
-free loopback port, started and stopped by this script.
+(--protocols, default meta) runs in its own interpreter against real memcached processes on
+free loopback ports (--servers, default 1, all in LOCATION), started and stopped by PID here.
 
 Django's tests are never copied into this repository. They come at run time from
 
@@ -20,7 +20,8 @@ Django's tests are never copied into this repository. They come at run time from
 With neither it prints why and exits 77 (CTest's skip).
 
   PYTHONPATH=<build>/python python3 python/tests/django_suite/run_django_suite.py
-      [--protocols meta,binary,ascii] [-k test_name_substring]
+      [--protocols meta,binary,ascii] [--servers N] [-k test_name_substring]
+      [--options '{"disconnect_on_close": true}']
 
 expected_failures.txt lists the tests that fail, each with the reason (also in
 python/README.md); the run fails if another test fails or a listed one passes.
@@ -124,9 +125,9 @@ def child(tests, server, protocol, report, pattern, options):
     # Django's cache tests pick each memcached class's settings by BACKEND path in CACHES.
     caches = {
         "default": {"BACKEND": "django.core.cache.backends.memcached.PyMemcacheCache",
-                    "LOCATION": server},
+                    "LOCATION": server.split(",")},
         "pylibmc": {"BACKEND": "django.core.cache.backends.memcached.PyLibMCCache",
-                    "LOCATION": server},
+                    "LOCATION": server.split(",")},
     }
     if options:
         for params in caches.values():
@@ -196,6 +197,8 @@ def _name(test):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--protocols", default="meta")
+    ap.add_argument("--servers", type=int, default=1,
+                    help="memcached processes behind each cache (LOCATION lists them)")
     ap.add_argument("-k", dest="pattern", default="",
                     help="only the tests whose id contains this")
     ap.add_argument("--options", default="",
@@ -226,14 +229,20 @@ def main():
     with tempfile.TemporaryDirectory(prefix="folsom-django-suite-") as work:
         for protocol in args.protocols.split(","):
             report = os.path.join(work, "report-%s.json" % protocol)
-            with foreign_sources.Memcached() as server:
+            servers = []
+            try:
+                for _ in range(args.servers):
+                    servers.append(foreign_sources.Memcached())
                 cmd = [sys.executable, os.path.abspath(__file__), "--child", tests,
-                       server.address, protocol, report]
+                       ",".join(m.address for m in servers), protocol, report]
                 if args.pattern:
                     cmd += ["-k", args.pattern]
                 if args.options:
                     cmd += ["--options", args.options]
                 r = subprocess.run(cmd, cwd=work, capture_output=True, text=True, env=env)
+            finally:
+                for m in servers:
+                    m.stop()
             if not os.path.exists(report):
                 log("%s: the run did not finish (exit %d)" % (protocol, r.returncode))
                 print(r.stdout[-8000:], r.stderr[-8000:])
@@ -242,8 +251,8 @@ def main():
             with open(report) as f:
                 res = json.load(f)
             failed = set(res["failed"])
-            log("%s: %d tests run, %d failed, %d skipped" % (protocol, res["run"], len(failed),
-                                                               len(res["skipped"])))
+            log("%s, %d server(s): %d tests run, %d failed, %d skipped"
+                % (protocol, args.servers, res["run"], len(failed), len(res["skipped"])))
             # expected_failures.txt names a test "<Class>.<test>" (every protocol) or
             # "<protocol>:<Class>.<test>".
             listed = {t for t in expected if ":" not in t}
