@@ -11,15 +11,16 @@ using folsom::compat::set_error;
 
 namespace {
 
-bool hash_available(memcached_hash_t hash) {
-    std::uint32_t v;
-    return folsom::compat::hash_value(hash, "k", v);
-}
-
-memcached_return_t missing_hash(Handle& h, memcached_hash_t hash) {
-    return set_error(h, MEMCACHED_NOT_SUPPORTED,
-                     std::string("hash ") + libmemcached_string_hash(hash) +
-                         " is not available yet in folsom's libmemcached drop-in");
+// libhashkit's hashkit_set_function(), which both hash setters go through: every hash Debian's
+// library has is taken; HSIEH (not built) and CUSTOM are refused; MAX is refused after
+// setting the default; a number above MAX is taken and changes nothing. The ring stays as it
+// is (see Handle::ring_hash).
+memcached_return_t set_hash(Handle& h, memcached_hash_t& field, memcached_hash_t type) {
+    if (type == MEMCACHED_HASH_MAX) field = MEMCACHED_HASH_DEFAULT;
+    if (type == MEMCACHED_HASH_HSIEH || type == MEMCACHED_HASH_CUSTOM || type == MEMCACHED_HASH_MAX)
+        return set_error(h, MEMCACHED_INVALID_ARGUMENTS, "Invalid memcached_hash_t()");
+    if (type < MEMCACHED_HASH_MAX) field = type;
+    return folsom::compat::set_success(h);
 }
 
 }  // namespace
@@ -42,8 +43,7 @@ memcached_return_t memcached_behavior_set(memcached_st* ptr, const memcached_beh
             return memcached_behavior_set_key_hash(ptr, static_cast<memcached_hash_t>(data));
         case MEMCACHED_BEHAVIOR_KETAMA:
             // libmemcached 1.1.4 leaves the hashes as they are (one_at_a_time by default): the
-            // unweighted ring hashes its points with the distribution hash, keys with the key
-            // hash.
+            // unweighted ring hashes its points and its keys with the key hash.
             if (data) {
                 ptr->ketama.weighted_ = false;
                 return memcached_behavior_set_distribution(
@@ -295,12 +295,7 @@ memcached_server_distribution_t memcached_behavior_get_distribution(memcached_st
 memcached_return_t memcached_behavior_set_key_hash(memcached_st* ptr, memcached_hash_t type) {
     Handle* h = handle_of(ptr);
     if (!h) return MEMCACHED_INVALID_ARGUMENTS;
-    if (type >= MEMCACHED_HASH_MAX || type == MEMCACHED_HASH_CUSTOM)
-        return set_error(*h, MEMCACHED_INVALID_ARGUMENTS, "invalid hash");
-    if (!hash_available(type)) return missing_hash(*h, type);
-    h->key_hash = type;
-    h->reset_rings();
-    return folsom::compat::set_success(*h);
+    return set_hash(*h, h->key_hash, type);
 }
 
 memcached_hash_t memcached_behavior_get_key_hash(memcached_st* ptr) {
@@ -312,12 +307,7 @@ memcached_return_t memcached_behavior_set_distribution_hash(memcached_st* ptr,
                                                             memcached_hash_t type) {
     Handle* h = handle_of(ptr);
     if (!h) return MEMCACHED_INVALID_ARGUMENTS;
-    if (type >= MEMCACHED_HASH_MAX || type == MEMCACHED_HASH_CUSTOM)
-        return set_error(*h, MEMCACHED_INVALID_ARGUMENTS, "invalid hash");
-    if (!hash_available(type)) return missing_hash(*h, type);
-    h->distribution_hash = type;
-    h->reset_rings();
-    return folsom::compat::set_success(*h);
+    return set_hash(*h, h->distribution_hash, type);
 }
 
 memcached_hash_t memcached_behavior_get_distribution_hash(memcached_st* ptr) {

@@ -144,7 +144,8 @@ memcached_return_t apply_configuration(memcached_st* memc, std::string_view text
             const bool socket = name == "--SOCKET";
             if (!split_server(value, socket, host, port, weight)) return fail("malformed server");
             rc = add_server(h, host, port, weight,
-                            socket ? MEMCACHED_CONNECTION_UNIX_SOCKET : MEMCACHED_CONNECTION_TCP);
+                            socket ? MEMCACHED_CONNECTION_UNIX_SOCKET : MEMCACHED_CONNECTION_TCP,
+                            WeightRule::when_consistent);
             if (rc != MEMCACHED_SUCCESS) message = h.last_message;
         } else if (name == "--VERIFY-KEY") {
             rc = behavior(MEMCACHED_BEHAVIOR_VERIFY_KEY, 1);

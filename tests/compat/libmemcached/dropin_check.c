@@ -387,14 +387,32 @@ static void section_placement(int port1, int port2) {
         {"consistent/crc", MEMCACHED_DISTRIBUTION_CONSISTENT, MEMCACHED_HASH_CRC},
         {"consistent/murmur", MEMCACHED_DISTRIBUTION_CONSISTENT, MEMCACHED_HASH_MURMUR},
     };
-    /* every hash of keys of every length class (the block loops and their tails) */
-    for (int h = MEMCACHED_HASH_DEFAULT; h < MEMCACHED_HASH_CUSTOM; ++h) {
-        if (h == MEMCACHED_HASH_HSIEH) continue; /* Debian's is built without it */
-        printf("hash %s:", libmemcached_string_hash((memcached_hash_t)h));
+    /* every hash of keys of every length class (the block loops and their tails), ASCII and
+     * bytes from 0x80 up (which libmemcached's hashes read as signed chars); HSIEH, CUSTOM and
+     * unknown numbers hash to 1 in Debian's library, which has no HSIEH */
+    for (int h = MEMCACHED_HASH_DEFAULT; h <= MEMCACHED_HASH_MAX + 1; ++h) {
+        printf("hash %d %s:", h, libmemcached_string_hash((memcached_hash_t)h));
         const char* text = "0123456789abcdefghijklmnopqrstuvwxyz";
+        const char* bytes = "\xc3\xa9t\xc3\xa9 \xff\x80\x01\x7f\xfe\xc0z\x90\xa0\xb0\xd0\xe0\xf0";
         for (size_t n = 0; n <= 30; ++n)
             printf(" %u", memcached_generate_hash_value(text, n, (memcached_hash_t)h));
+        for (size_t n = 0; n <= strlen(bytes); ++n)
+            printf(" %u", memcached_generate_hash_value(bytes, n, (memcached_hash_t)h));
         printf("\n");
+    }
+    /* which hashes a handle takes (libhashkit refuses HSIEH and CUSTOM, takes and ignores a
+     * number above MAX) */
+    {
+        memcached_st* m = memcached_create(NULL);
+        for (int h = MEMCACHED_HASH_DEFAULT; h <= MEMCACHED_HASH_MAX + 1; ++h) {
+            memcached_return_t rc = memcached_behavior_set(m, MEMCACHED_BEHAVIOR_HASH, (uint64_t)h);
+            memcached_return_t rc2 =
+                memcached_behavior_set(m, MEMCACHED_BEHAVIOR_KETAMA_HASH, (uint64_t)h);
+            printf("set hash %d: %s, ketama hash: %s, now %llu %llu\n", h, rcname(rc), rcname(rc2),
+                   (unsigned long long)memcached_behavior_get(m, MEMCACHED_BEHAVIOR_HASH),
+                   (unsigned long long)memcached_behavior_get(m, MEMCACHED_BEHAVIOR_KETAMA_HASH));
+        }
+        memcached_free(m);
     }
     for (size_t i = 0; i < sizeof modes / sizeof modes[0]; ++i) {
         memcached_st* m = memcached_create(NULL);
@@ -407,7 +425,7 @@ static void section_placement(int port1, int port2) {
         size_t n = 0;
         for (int k = 0; k < 60; ++k) {
             char key[32];
-            int len = snprintf(key, sizeof key, "key:%d", k * 7919);
+            int len = snprintf(key, sizeof key, k % 2 ? "key:%d" : "\xc3\xa9\xff%d", k * 7919);
             memcached_return_t rc;
             const memcached_instance_st* s = memcached_server_by_key(m, key, (size_t)len, &rc);
             line[n++] = (char)('0' + (s ? memcached_server_port(s) == port1 ? 0
@@ -420,6 +438,65 @@ static void section_placement(int port1, int port2) {
         printf("hash %s of \"hello\": %u\n", modes[i].name,
                memcached_generate_hash_value("hello", 5, modes[i].hash));
         memcached_free(m);
+    }
+    /* the rings as libmemcached builds them: when the servers or the distribution change,
+     * with the key hash of that moment (a key hash set afterwards hashes the keys only); the
+     * distribution hash places nothing; a weight above 1 weighs the ring only when given under
+     * a consistent distribution; spymemcached's names, weighted or not */
+    {
+        static const struct {
+            const char* name;
+            int dist_first, hash, dist, ketama_hash, weight, weighted;
+        } rings[] = {
+            {"consistent, ketama hash md5", 0, -1, MEMCACHED_DISTRIBUTION_CONSISTENT,
+             MEMCACHED_HASH_MD5, 0, 0},
+            {"consistent, then hash fnv1a_32", 1, MEMCACHED_HASH_FNV1A_32,
+             MEMCACHED_DISTRIBUTION_CONSISTENT, -1, 0, 0},
+            {"hash fnv1a_32, then consistent", 0, MEMCACHED_HASH_FNV1A_32,
+             MEMCACHED_DISTRIBUTION_CONSISTENT, -1, 0, 0},
+            {"weights, then consistent", 0, -1, MEMCACHED_DISTRIBUTION_CONSISTENT, -1, 3, 0},
+            {"consistent, then weights", 1, -1, MEMCACHED_DISTRIBUTION_CONSISTENT, -1, 3, 0},
+            {"weighted, then hash default", 1, MEMCACHED_HASH_DEFAULT,
+             MEMCACHED_DISTRIBUTION_CONSISTENT_WEIGHTED, -1, 3, 0},
+            {"ketama weighted, then hash fnv1_64", 0, MEMCACHED_HASH_FNV1_64, -1, -1, 0, 1},
+            {"spy", 0, -1, MEMCACHED_DISTRIBUTION_CONSISTENT_KETAMA_SPY, -1, 0, 0},
+            {"spy, then hash md5", 1, MEMCACHED_HASH_MD5,
+             MEMCACHED_DISTRIBUTION_CONSISTENT_KETAMA_SPY, -1, 0, 0},
+            {"hash murmur, then spy", 0, MEMCACHED_HASH_MURMUR,
+             MEMCACHED_DISTRIBUTION_CONSISTENT_KETAMA_SPY, -1, 0, 0},
+            {"ketama weighted, then spy", 0, -1, MEMCACHED_DISTRIBUTION_CONSISTENT_KETAMA_SPY, -1,
+             2, 1},
+        };
+        for (size_t i = 0; i < sizeof rings / sizeof rings[0]; ++i) {
+            memcached_st* m = memcached_create(NULL);
+            if (rings[i].dist_first && rings[i].dist >= 0)
+                memcached_behavior_set(m, MEMCACHED_BEHAVIOR_DISTRIBUTION, (uint64_t)rings[i].dist);
+            if (rings[i].weighted) memcached_behavior_set(m, MEMCACHED_BEHAVIOR_KETAMA_WEIGHTED, 1);
+            memcached_server_add_with_weight(m, "127.0.0.1", (in_port_t)port1,
+                                             (uint32_t)rings[i].weight);
+            memcached_server_add(m, "127.0.0.1", (in_port_t)port2);
+            memcached_server_add(m, "localhost", (in_port_t)port2);
+            if (rings[i].hash >= 0 && !rings[i].dist_first)
+                memcached_behavior_set(m, MEMCACHED_BEHAVIOR_HASH, (uint64_t)rings[i].hash);
+            if (!rings[i].dist_first && rings[i].dist >= 0)
+                memcached_behavior_set(m, MEMCACHED_BEHAVIOR_DISTRIBUTION, (uint64_t)rings[i].dist);
+            if (rings[i].hash >= 0 && rings[i].dist_first)
+                memcached_behavior_set(m, MEMCACHED_BEHAVIOR_HASH, (uint64_t)rings[i].hash);
+            if (rings[i].ketama_hash >= 0)
+                memcached_behavior_set(m, MEMCACHED_BEHAVIOR_KETAMA_HASH,
+                                       (uint64_t)rings[i].ketama_hash);
+            char line[256];
+            size_t n = 0;
+            for (int k = 0; k < 80; ++k) {
+                char key[32];
+                int len = snprintf(key, sizeof key, k % 2 ? "key:%d" : "\xc3\xa9\xff%d", k * 7919);
+                line[n++] = (char)('0' + memcached_generate_hash(m, key, (size_t)len));
+            }
+            line[n] = 0;
+            printf("ring %s: %s (weighted %llu)\n", rings[i].name, line,
+                   (unsigned long long)memcached_behavior_get(m, MEMCACHED_BEHAVIOR_KETAMA_WEIGHTED));
+            memcached_free(m);
+        }
     }
     /* virtual buckets (php's memcached_bucket_set) */
     {
