@@ -66,6 +66,7 @@ Client& Handle::client(std::size_t i) {
     else
         o.servers = {s.host + ":" + std::to_string(s.port)};
     o.protocol = root->flags.binary_protocol ? Protocol::binary : Protocol::ascii;
+    o.raw_binary_protocol_keys = root->flags.binary_protocol;
     // libmemcached leaves the size of a value to the server (which answers E2BIG); the bound
     // here only keeps a reply from making the client allocate without limit.
     o.max_value_size = std::size_t{1} << 30;
@@ -254,6 +255,19 @@ memcached_return_t check_key(Handle& h, std::string_view key) {
     if (key.size() + h.prefix.size() >= MEMCACHED_MAX_KEY)
         return set_error(h, MEMCACHED_BAD_KEY_PROVIDED,
                          "key is longer than 250 bytes (with the prefix)");
+    // Over binary libmemcached checks nothing else (VERIFY_KEY cannot be set there): a key of
+    // any bytes is sent, and the core's raw_binary_protocol_keys lets it through.
+    if (h.root->flags.binary_protocol) return MEMCACHED_SUCCESS;
+    // Over ascii, VERIFY_KEY refuses what isgraph() refuses in the C locale: anything outside
+    // 0x21..0x7e. Without it libmemcached would send any key, and a space or a control byte
+    // would split the command on the wire; folsom refuses those (protocol::validate_key).
+    if (h.root->flags.verify_key)
+        for (const char c : key) {
+            const auto u = static_cast<unsigned char>(c);
+            if (u < 0x21 || u > 0x7e)
+                return set_error(h, MEMCACHED_BAD_KEY_PROVIDED,
+                                 "Key provided had invalid character.");
+        }
     if (protocol::validate_key(key))
         return set_error(h, MEMCACHED_BAD_KEY_PROVIDED, "key holds a space or a control character");
     return MEMCACHED_SUCCESS;

@@ -175,9 +175,10 @@ memcached_return_t to_return(std::error_code ec) noexcept;
 /// libmemcached's code for a folsom Status.
 memcached_return_t to_return(Status s) noexcept;
 
-/// Checks a key as libmemcached does before sending (length with the prefix; the characters
-/// too when MEMCACHED_BEHAVIOR_VERIFY_KEY is set, and always over ascii, since folsom never
-/// sends a key that could inject a second command).
+/// Checks a key as libmemcached does before sending: its length with the prefix; over binary
+/// nothing else (any bytes go); over ascii the characters when MEMCACHED_BEHAVIOR_VERIFY_KEY
+/// is set, and always those that would split the command (folsom never sends a key that could
+/// inject a second command).
 memcached_return_t check_key(Handle& h, std::string_view key);
 
 /// Runs one request on the handle's loop and waits for it (driving the loop on this thread).

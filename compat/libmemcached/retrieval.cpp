@@ -47,10 +47,10 @@ memcached_return_t mget(memcached_st* ptr, std::string_view group, const char* c
         if (k.empty() || k.size() + h->prefix.size() >= MEMCACHED_MAX_KEY ||
             ptr->flags.verify_key) {
             if (const memcached_return_t rc = check_key(*h, k); rc != MEMCACHED_SUCCESS) return rc;
-        } else if (folsom::protocol::validate_key(k)) {
-            // libmemcached (without VERIFY_KEY) sends such a key as it is, and the server
-            // answers nothing for it: pylibmc's get_multi relies on that. The drop-in sends
-            // nothing for it, and it is a miss all the same.
+        } else if (!ptr->flags.binary_protocol && folsom::protocol::validate_key(k)) {
+            // Over ascii libmemcached (without VERIFY_KEY) sends such a key as it is, and the
+            // server answers nothing for it: pylibmc's get_multi relies on that. The drop-in
+            // sends nothing for it, and it is a miss all the same. (Over binary it is sent.)
             continue;
         }
         per_server[h->server_for(group.empty() ? k : group)].push_back(k);
@@ -152,7 +152,9 @@ char* memcached_fetch(memcached_st* ptr, char* key, size_t* key_length, size_t* 
     if (!memcached_fetch_result(ptr, &ptr->result, error)) return nullptr;
     const memcached_result_st& r = ptr->result;
     if (key) {
-        std::memcpy(key, r.item_key, r.key_length);
+        // As libmemcached: strncpy, so that a binary key is cut at its first NUL (the rest of
+        // its length zeroes); memcached_fetch_result has the whole key.
+        std::strncpy(key, r.item_key, r.key_length);
         key[r.key_length] = '\0';
     }
     if (key_length) *key_length = r.key_length;

@@ -322,11 +322,58 @@ static void section_basic(memcached_st* m, const char* proto) {
     printf("[%s] 250-byte key: %s\n", proto, rcname(memcached_set(m, longkey, 250, "v", 1, 0, 0)));
     unsigned long long sets_after = stat_number(m, "cmd_set");
     printf("[%s] sets sent for the three: %llu\n", proto, sets_after - sets_before);
-    if (getenv("DROPIN_IS_FOLSOM")) {
+    if (strcmp(proto, "binary") == 0) {
+        /* Over binary libmemcached never checks a key's bytes (VERIFY_KEY cannot be set there):
+         * spaces, control bytes and NUL go to memcached, which stores them (php-memcached's
+         * keys_binary.phpt, pylibmc's test_zerokey and test_utf8_encoding). */
+        static const char odd[] = "a key\twith \x01\x7f\xff\r\n and a NUL\0here";
+        const size_t odd_len = sizeof odd - 1;
+        static const char zero[] = "\0\x01";
+        printf("[%s] verify_key on: %s\n", proto,
+               rcname(memcached_behavior_set(m, MEMCACHED_BEHAVIOR_VERIFY_KEY, 1)));
+        printf("[%s] odd key set: %s\n", proto, rcname(memcached_set(m, odd, odd_len, "ov", 2, 0, 0)));
+        printf("[%s] zero key set: %s\n", proto, rcname(memcached_set(m, zero, 2, "zv", 2, 0, 0)));
+        val = memcached_get(m, odd, odd_len, &vlen, &flags, &rc);
+        printf("[%s] odd key get: %s %s\n", proto, rcname(rc), val ? val : "(null)");
+        free(val);
+        const char* okeys[] = {odd, zero, "absent key"};
+        size_t olens[] = {odd_len, 2, 10};
+        printf("[%s] odd mget: %s\n", proto, rcname(memcached_mget(m, okeys, olens, 3)));
+        int seen_odd = 0, seen_zero = 0, others = 0;
+        while ((val = memcached_fetch(m, key, &klen, &vlen, &flags, &rc)) != NULL) {
+            if (klen == odd_len && memcmp(key, odd, odd_len) == 0 && strcmp(val, "ov") == 0)
+                seen_odd++;
+            else if (klen == 2 && memcmp(key, zero, 2) == 0 && strcmp(val, "zv") == 0)
+                seen_zero++;
+            else
+                others++;
+            free(val);
+        }
+        printf("[%s] odd fetch: odd %d zero %d others %d end %s\n", proto, seen_odd, seen_zero,
+               others, rcname(rc));
+        /* memcached_fetch_result carries the whole key (memcached_fetch cuts it at a NUL, as
+         * libmemcached's strncpy does) */
+        printf("[%s] odd mget again: %s\n", proto, rcname(memcached_mget(m, okeys, olens, 3)));
+        memcached_result_st* res;
+        seen_odd = seen_zero = others = 0;
+        while ((res = memcached_fetch_result(m, NULL, &rc)) != NULL) {
+            const size_t rk = memcached_result_key_length(res);
+            if (rk == odd_len && memcmp(memcached_result_key_value(res), odd, odd_len) == 0)
+                seen_odd++;
+            else if (rk == 2 && memcmp(memcached_result_key_value(res), zero, 2) == 0)
+                seen_zero++;
+            else
+                others++;
+            memcached_result_free(res);
+        }
+        printf("[%s] odd fetch_result: odd %d zero %d others %d end %s\n", proto, seen_odd,
+               seen_zero, others, rcname(rc));
+        printf("[%s] odd key delete: %s\n", proto, rcname(memcached_delete(m, odd, odd_len, 0)));
+    } else if (getenv("DROPIN_IS_FOLSOM")) {
         /* A key with a space: libmemcached sends it as it is over ascii (the server then reads
          * a second command from the rest, and libmemcached 1.1.4 aborts on an assertion a few
-         * calls later) and over binary (where memcached accepts it). The drop-in refuses it over
-         * both, as folsom refuses every key the text protocol cannot carry. */
+         * calls later). The drop-in refuses it, as folsom refuses every key the text protocol
+         * cannot carry. */
         rc = memcached_set(m, "a b", 3, "v", 1, 0, 0);
         printf("~[%s] key with a space: %s\n", proto, rcname(rc));
         CHECK(rc == MEMCACHED_BAD_KEY_PROVIDED);
