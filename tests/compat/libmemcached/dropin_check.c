@@ -6,6 +6,7 @@
  * program (exit 1) on their own.
  *
  * usage: dropin_check <port1> <port2> <pid2> <dead_port> <ascii|binary>
+ *        dropin_check sasl <port> <user> <password>   (a memcached -S server)
  *   port1, port2: two memcached servers (flushed here); pid2: server 2's pid, which is killed
  *   at the end to see what a dead server gives; dead_port: a port nothing listens on.
  * Environment: DROPIN_EXPECT_DIR, when set: the libmemcached.so.11 this process loaded must be
@@ -589,9 +590,40 @@ static void section_placement(int port1, int port2) {
     }
 }
 
+/* A memcached -S (SASL) server: php-memcached's tests flush it before they log in, which
+ * libmemcached lets pass over binary (it reads the reply without looking at its status). */
+static int sasl_main(int port, const char* user, const char* password) {
+    memcached_st* m = memcached_create(NULL);
+    memcached_behavior_set(m, MEMCACHED_BEHAVIOR_BINARY_PROTOCOL, 1);
+    memcached_server_add(m, "127.0.0.1", (in_port_t)port);
+    printf("flush before login: %s\n", rcname(memcached_flush(m, 0)));
+    printf("last error: %s\n", rcname(memcached_last_error(m)));
+    /* memcached closed the connection after refusing the flush: libmemcached connects again at
+     * once (AUTHENTICATION FAILURE), the drop-in waits out its retry timeout first (CONNECTION
+     * FAILURE) */
+    printf("~set before login: %s\n", rcname(memcached_set(m, "sk", 2, "sv", 2, 0, 0)));
+    printf("login: %s\n", rcname(memcached_set_sasl_auth_data(m, user, password)));
+    printf("set: %s\n", rcname(memcached_set(m, "sk", 2, "sv", 2, 0, 0)));
+    size_t len;
+    uint32_t flags;
+    memcached_return_t rc;
+    char* v = memcached_get(m, "sk", 2, &len, &flags, &rc);
+    printf("get: %s %s\n", rcname(rc), v ? v : "(null)");
+    free(v);
+    printf("flush: %s\n", rcname(memcached_flush(m, 0)));
+    memcached_free(m);
+    return failures ? 1 : 0;
+}
+
 int main(int argc, char** argv) {
+    if (argc == 5 && strcmp(argv[1], "sasl") == 0) {
+        setvbuf(stdout, NULL, _IOLBF, 0);
+        check_loaded_library();
+        return sasl_main(atoi(argv[2]), argv[3], argv[4]);
+    }
     if (argc != 6) {
         fprintf(stderr, "usage: %s port1 port2 pid2 dead_port ascii|binary\n", argv[0]);
+        fprintf(stderr, "       %s sasl port user password\n", argv[0]);
         return 2;
     }
     const int port1 = atoi(argv[1]), port2 = atoi(argv[2]), dead_port = atoi(argv[4]);
@@ -796,6 +828,22 @@ int main(int argc, char** argv) {
                                           sizeof err);
     printf("check_configuration bad: %s\n", rcname(rc));
     printf("~check_configuration message: %s\n", err);
+    /* libmemcached's parser messages (libmemcached-tools print them), without the handle's
+     * address and libmemcached's source location */
+    {
+        static const char* const bad[] = {
+            "--SERVER=127.0.0.1:1 --NO-SUCH-OPTION", "--NO-SUCH", "bogus", "--HASH=NOPE",
+            "--DISTRIBUTION=nope", "--SERVER=", "--VERIFY-KEY --NO-SUCH", ""};
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+            err[0] = 0;
+            rc = libmemcached_check_configuration(bad[i], strlen(bad[i]), err, sizeof err);
+            const char* text = err;
+            if (text[0] == '(' && strstr(text, ") ")) text = strstr(text, ") ") + 2;
+            char* at = strstr(err, " -> ");
+            if (at) *at = 0;
+            printf("check_configuration \"%s\": %s: %s\n", bad[i], rcname(rc), text);
+        }
+    }
     const char* good = "--SERVER=host-a.example:1 --SERVER=10.0.0.2:2/?3 --NAMESPACE=foo --HASH=MD5 --SUPPORT-CAS";
     rc = libmemcached_check_configuration(good, strlen(good), err, sizeof err);
     printf("check_configuration good: %s\n", rcname(rc));
@@ -815,6 +863,14 @@ int main(int argc, char** argv) {
         CHECK(now() - t0 < 5.0);
         CHECK(memcached_server_get_last_disconnect(&dead) != NULL);
         memcached_free(&dead);
+        /* memcached_flush: any server failing makes SOME ERRORS, its error the last one */
+        memcached_st dead2;
+        memcached_create(&dead2);
+        memcached_server_add(&dead2, "127.0.0.1", (in_port_t)dead_port);
+        if (binary) memcached_behavior_set(&dead2, MEMCACHED_BEHAVIOR_BINARY_PROTOCOL, 1);
+        printf("nothing listening flush: %s, last error %s\n", rcname(memcached_flush(&dead2, 0)),
+               rcname(memcached_last_error(&dead2)));
+        memcached_free(&dead2);
     }
     {
         memcached_st two;

@@ -284,4 +284,28 @@ TEST(LibmemcachedDropin, SaslThroughTheTools) {
     EXPECT_EQ(run(script[1], dropin_dir).out, "behind a login\n\n");
 }
 
+/// The C consumer's SASL part on both libraries: a flush before the login (php-memcached's
+/// tests do one), then a login, a set and a get.
+TEST(LibmemcachedDropin, FlushBeforeSaslLoginAsDebian) {
+    if (!folsom::test::SaslDatabase::available()) GTEST_SKIP() << "saslpasswd2 (sasl2-bin)";
+    folsom::test::SaslDatabase db("folsom", "s3cret pass");
+    MemcachedServer server({"-S"});
+    const std::string why = folsom::test::SaslDatabase::missing_plain(server.port());
+    ASSERT_TRUE(why.empty()) << why;
+    const std::vector<std::string> argv = {DROPIN_CHECK, "sasl", std::to_string(server.port()),
+                                           "folsom", "s3cret pass"};
+    const Outcome theirs = run(argv, "", {{"DROPIN_EXPECT_DIR", debian_dir}});
+    const Outcome ours = run(argv, dropin_dir, {{"DROPIN_EXPECT_DIR", dropin_dir}});
+    EXPECT_EQ(theirs.status, 0) << theirs.out;
+    EXPECT_EQ(ours.status, 0) << ours.out;
+    const auto a = lines(theirs.out), b = lines(ours.out);
+    ASSERT_EQ(a.size(), b.size()) << theirs.out << "---\n" << ours.out;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        if (a[i].rfind("~", 0) != 0) {
+            EXPECT_EQ(b[i], a[i]);
+        }
+    }
+    EXPECT_NE(ours.out.find("get: SUCCESS sv"), std::string::npos) << ours.out;
+}
+
 }  // namespace
