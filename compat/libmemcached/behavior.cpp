@@ -464,17 +464,20 @@ void* memcached_callback_get(memcached_st* ptr, const memcached_callback_t flag,
                              memcached_return_t* error) {
     memcached_return_t unused;
     if (!error) error = &unused;
-    Handle* h = handle_of(ptr);
-    if (!h) {
+    if (!ptr) {
         *error = MEMCACHED_INVALID_ARGUMENTS;
         return nullptr;
     }
+    // The callbacks and the user data are fields of the struct, read as libmemcached reads
+    // them: without a Handle too, i.e. after memcached_free() of a caller's struct (Perl's
+    // Memcached::libmemcached reads its user data back right after freeing).
+    const Handle* h = handle_of(ptr);
     *error = MEMCACHED_SUCCESS;
     void* out = nullptr;
     switch (flag) {
         case MEMCACHED_CALLBACK_PREFIX_KEY:
-            if (h->prefix.empty()) break;
-            return h->prefix.data();
+            // No prefix: NULL, and still MEMCACHED_SUCCESS.
+            return h && !h->prefix.empty() ? const_cast<char*>(h->prefix.data()) : nullptr;
         case MEMCACHED_CALLBACK_USER_DATA:
             out = ptr->user_data;
             break;

@@ -789,6 +789,24 @@ int main(int argc, char** argv) {
     int marker = 0;
     memcached_set_user_data(m, &marker);
     CHECK(memcached_get_user_data(m) == &marker);
+    /* The struct's own fields stay readable after memcached_free() of a caller's struct, as
+     * libmemcached reads them: Perl's Memcached::libmemcached reads its user data back right
+     * after freeing (its 02-create.t). Without a prefix the prefix is NULL and SUCCESS. */
+    {
+        memcached_st own;
+        CHECK(memcached_create(&own) == &own);
+        memcached_callback_get(&own, MEMCACHED_CALLBACK_PREFIX_KEY, &rc);
+        printf("no prefix get: %s\n", rcname(rc));
+        memcached_callback_get(&own, MEMCACHED_CALLBACK_USER_DATA, &rc);
+        printf("no user data get: %s\n", rcname(rc));
+        memcached_callback_set(&own, MEMCACHED_CALLBACK_USER_DATA, &marker);
+        memcached_free(&own);
+        void* back = memcached_callback_get(&own, MEMCACHED_CALLBACK_USER_DATA, &rc);
+        printf("user data after free: %s same=%d\n", rcname(rc), back == &marker);
+        memcached_st* fresh = memcached_clone(NULL, NULL);
+        printf("clone of nothing: %d servers=%u\n", fresh != NULL, memcached_server_count(fresh));
+        memcached_free(fresh);
+    }
 
     /* ---- user allocators: values come from the user's malloc ------------------------------ */
     rc = memcached_set_memory_allocators(m, u_malloc, u_free, u_realloc, u_calloc, &user_mallocs);
