@@ -22,6 +22,7 @@
 
 #include <libmemcached-1.0/memcached.h>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -88,6 +89,12 @@ struct BufferedStore {
     std::uint64_t cas;
 };
 
+/// memcached_set_encoding_key's cipher (value_cipher.cpp): AES-256-CBC's key and IV.
+struct ValueCipher {
+    std::array<unsigned char, 32> key;
+    std::array<unsigned char, 16> iv;
+};
+
 /// Everything a memcached_st holds besides its public fields.
 struct Handle {
     memcached_st* root = nullptr;
@@ -101,6 +108,8 @@ struct Handle {
     // memcached_bucket_set: bucket -> server index (MEMCACHED_DISTRIBUTION_VIRTUAL_BUCKET).
     std::vector<std::uint32_t> bucket_servers;
     std::optional<SaslCredentials> sasl;
+    // memcached_set_encoding_key: values are stored encrypted and decrypted when read.
+    std::optional<ValueCipher> cipher;
     std::uint64_t query_id = 0;
     // The last error, as memcached_last_error*() report it.
     memcached_return_t last_rc = MEMCACHED_SUCCESS;
@@ -240,6 +249,13 @@ std::optional<cluster::KeyHash> core_hash(memcached_hash_t hash) noexcept;
 /// libmemcached's hash of a key (libhashkit_digest): cluster::key_hash, or 1 for a hash
 /// Debian's libmemcached does not have (HSIEH, CUSTOM, unknown numbers).
 std::uint32_t hash_value(memcached_hash_t hash, std::string_view key) noexcept;
+/// The cipher of memcached_set_encoding_key(key, key_length) as libmemcached derives it;
+/// nullopt for no key (encryption off).
+std::optional<ValueCipher> make_value_cipher(const char* key, std::size_t key_length);
+/// A value encrypted (padded to whole blocks) or decrypted; false when OpenSSL fails, or for a
+/// value that is not one this key encrypted (its padding is wrong).
+bool encrypt_value(const ValueCipher& c, std::string_view plain, std::string& out);
+bool decrypt_value(const ValueCipher& c, std::string_view cipher, std::string& out);
 /// Parses a libmemcached configuration string into `memc` (already created); on failure,
 /// the message says what is wrong.
 memcached_return_t apply_configuration(memcached_st* memc, std::string_view text,

@@ -7,6 +7,7 @@
  *
  * usage: dropin_check <port1> <port2> <pid2> <dead_port> <ascii|binary>
  *        dropin_check sasl <port> <user> <password>   (a memcached -S server)
+ *        dropin_check aes <port> <write|read|both> <ascii|binary>   (memcached_set_encoding_key)
  *   port1, port2: two memcached servers (flushed here); pid2: server 2's pid, which is killed
  *   at the end to see what a dead server gives; dead_port: a port nothing listens on.
  * Environment: DROPIN_EXPECT_DIR, when set: the libmemcached.so.11 this process loaded must be
@@ -590,6 +591,80 @@ static void section_placement(int port1, int port2) {
     }
 }
 
+/* memcached_set_encoding_key: what an encrypting handle stores, as raw bytes read back by a
+ * handle without the key (compared between the libraries: the same ciphertext), and what it
+ * reads. mode "write" stores, "read" reads what the other library stored, "both" does both. */
+static const char aes_key[] = "a 40-byte encoding key for AES values...";
+static int aes_main(int port, const char* mode, const char* proto) {
+    static const size_t lengths[] = {0, 1, 15, 16, 17, 100};
+    char value[128];
+    for (size_t i = 0; i < sizeof value; ++i) value[i] = (char)('a' + i % 26);
+    memcached_st* enc = memcached_create(NULL);
+    memcached_st* raw = memcached_create(NULL);
+    const int binary = strcmp(proto, "binary") == 0;
+    memcached_behavior_set(enc, MEMCACHED_BEHAVIOR_BINARY_PROTOCOL, (uint64_t)binary);
+    memcached_behavior_set(raw, MEMCACHED_BEHAVIOR_BINARY_PROTOCOL, (uint64_t)binary);
+    memcached_server_add(enc, "127.0.0.1", (in_port_t)port);
+    memcached_server_add(raw, "127.0.0.1", (in_port_t)port);
+    printf("set key: %s\n", rcname(memcached_set_encoding_key(enc, aes_key, strlen(aes_key))));
+    memcached_return_t rc;
+    size_t len;
+    uint32_t flags;
+    char key[32];
+    for (size_t i = 0; i < sizeof lengths / sizeof lengths[0]; ++i) {
+        snprintf(key, sizeof key, "aes%zu", lengths[i]);
+        if (strcmp(mode, "read") != 0) {
+            printf("set %s: %s\n", key,
+                   rcname(memcached_set(enc, key, strlen(key), value, lengths[i], 0, 7)));
+            char* c = memcached_get(raw, key, strlen(key), &len, &flags, &rc);
+            printf("stored %s: %s %zu bytes:", key, rcname(rc), len);
+            for (size_t b = 0; c && b < len; ++b) printf(" %02x", (unsigned char)c[b]);
+            printf("\n");
+            free(c);
+        }
+        if (strcmp(mode, "write") != 0) {
+            flags = 0;
+            char* v = memcached_get(enc, key, strlen(key), &len, &flags, &rc);
+            printf("read %s: %s flags %u same=%d\n", key, rcname(rc), flags,
+                   v != NULL && len == lengths[i] && memcmp(v, value, len) == 0);
+            free(v);
+            const char* keys[] = {key};
+            size_t lens[] = {strlen(key)};
+            memcached_mget(enc, keys, lens, 1);
+            memcached_result_st* r = memcached_fetch_result(enc, NULL, &rc);
+            printf("fetch %s: %s same=%d\n", key, rcname(rc),
+                   r != NULL && memcached_result_length(r) == lengths[i] &&
+                       memcmp(memcached_result_value(r), value, lengths[i]) == 0);
+            memcached_result_free(r);
+            while ((r = memcached_fetch_result(enc, NULL, &rc)) != NULL) /* to the END */
+                memcached_result_free(r);
+            printf("fetch %s end: %s\n", key, rcname(rc));
+        }
+    }
+    if (strcmp(mode, "both") == 0) {
+        /* what the key cannot read, and what an encrypting handle refuses */
+        memcached_set(raw, "plain", 5, "not encrypted", 13, 0, 0);
+        char* v = memcached_get(enc, "plain", 5, &len, &flags, &rc);
+        printf("read plain: %s null=%d\n", rcname(rc), v == NULL);
+        free(v);
+        printf("append: %s\n", rcname(memcached_append(enc, "aes1", 4, "x", 1, 0, 0)));
+        uint64_t n;
+        printf("incr: %s\n", rcname(memcached_increment(enc, "aes1", 4, 1, &n)));
+        memcached_st* clone = memcached_clone(NULL, enc);
+        v = memcached_get(clone, "aes16", 5, &len, &flags, &rc);
+        printf("clone reads: %s same=%d\n", rcname(rc), v != NULL && len == 16 && memcmp(v, value, 16) == 0);
+        free(v);
+        memcached_free(clone);
+        printf("key off: %s\n", rcname(memcached_set_encoding_key(enc, NULL, 0)));
+        v = memcached_get(enc, "plain", 5, &len, &flags, &rc);
+        printf("read plain without key: %s %s\n", rcname(rc), v ? v : "(null)");
+        free(v);
+    }
+    memcached_free(enc);
+    memcached_free(raw);
+    return failures ? 1 : 0;
+}
+
 /* A memcached -S (SASL) server: php-memcached's tests flush it before they log in, which
  * libmemcached lets pass over binary (it reads the reply without looking at its status). */
 static int sasl_main(int port, const char* user, const char* password) {
@@ -616,6 +691,11 @@ static int sasl_main(int port, const char* user, const char* password) {
 }
 
 int main(int argc, char** argv) {
+    if (argc == 5 && strcmp(argv[1], "aes") == 0) {
+        setvbuf(stdout, NULL, _IOLBF, 0);
+        check_loaded_library();
+        return aes_main(atoi(argv[2]), argv[3], argv[4]);
+    }
     if (argc == 5 && strcmp(argv[1], "sasl") == 0) {
         setvbuf(stdout, NULL, _IOLBF, 0);
         check_loaded_library();
