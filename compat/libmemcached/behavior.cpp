@@ -23,6 +23,15 @@ memcached_return_t set_hash(Handle& h, memcached_hash_t& field, memcached_hash_t
     return folsom::compat::set_success(h);
 }
 
+// libmemcached's send_quit(): the connections are closed (writes held back by BUFFER_REQUESTS
+// go first, as they go out with libmemcached's "quit") and the next request opens new ones.
+// libmemcached does it for these behaviours whatever the value; php-memcached's stats_hang.phpt
+// counts the connections it costs.
+void quit(Handle& h) {
+    flush_buffered(h);
+    h.disconnect();
+}
+
 }  // namespace
 
 memcached_return_t memcached_behavior_set(memcached_st* ptr, const memcached_behavior_t flag,
@@ -34,10 +43,11 @@ memcached_return_t memcached_behavior_set(memcached_st* ptr, const memcached_beh
     switch (flag) {
         case MEMCACHED_BEHAVIOR_NO_BLOCK:
             ptr->flags.no_block = data != 0;
+            quit(*h);
             break;
         case MEMCACHED_BEHAVIOR_TCP_NODELAY:
             ptr->flags.tcp_nodelay = data != 0;
-            h->disconnect();
+            quit(*h);
             break;
         case MEMCACHED_BEHAVIOR_HASH:
             return memcached_behavior_set_key_hash(ptr, static_cast<memcached_hash_t>(data));
@@ -65,9 +75,11 @@ memcached_return_t memcached_behavior_set(memcached_st* ptr, const memcached_beh
                                                             static_cast<memcached_hash_t>(data));
         case MEMCACHED_BEHAVIOR_SOCKET_SEND_SIZE:
             ptr->send_size = i32;
+            quit(*h);
             break;
         case MEMCACHED_BEHAVIOR_SOCKET_RECV_SIZE:
             ptr->recv_size = i32;
+            quit(*h);
             break;
         case MEMCACHED_BEHAVIOR_SUPPORT_CAS:
             ptr->flags.support_cas = data != 0;
@@ -80,8 +92,8 @@ memcached_return_t memcached_behavior_set(memcached_st* ptr, const memcached_beh
             return memcached_behavior_set_distribution(
                 ptr, static_cast<memcached_server_distribution_t>(data));
         case MEMCACHED_BEHAVIOR_BUFFER_REQUESTS:
-            if (!data) flush_buffered(*h);
             ptr->flags.buffer_requests = data != 0;
+            quit(*h);
             break;
         case MEMCACHED_BEHAVIOR_SORT_HOSTS:
             ptr->flags.use_sort_hosts = data != 0;
@@ -102,7 +114,7 @@ memcached_return_t memcached_behavior_set(memcached_st* ptr, const memcached_beh
             h->disconnect();
             break;
         case MEMCACHED_BEHAVIOR_BINARY_PROTOCOL:
-            if (ptr->flags.binary_protocol != (data != 0)) h->disconnect();
+            quit(*h);
             ptr->flags.binary_protocol = data != 0;
             if (data) ptr->flags.verify_key = false;
             break;
@@ -148,9 +160,11 @@ memcached_return_t memcached_behavior_set(memcached_st* ptr, const memcached_beh
             break;
         case MEMCACHED_BEHAVIOR_TCP_KEEPALIVE:
             ptr->flags.tcp_keepalive = data != 0;
+            quit(*h);
             break;
         case MEMCACHED_BEHAVIOR_TCP_KEEPIDLE:
             ptr->tcp_keepidle = u32;
+            quit(*h);
             break;
         case MEMCACHED_BEHAVIOR_DEAD_TIMEOUT:
             ptr->dead_timeout = i32;

@@ -53,15 +53,6 @@ memcached_return_t on_every_server(
     return out;
 }
 
-/// With NO_BLOCK and the binary protocol both on, libmemcached opens fresh connections for a
-/// stats call (php-memcached's stats_hang.phpt checks that it does).
-void reconnect_for_stats(Handle& h) {
-    if (h.root->flags.no_block && h.root->flags.binary_protocol) {
-        flush_buffered(h);
-        h.disconnect();
-    }
-}
-
 unsigned long long number(const std::string& v) {
     return std::strtoull(v.c_str(), nullptr, 10);
 }
@@ -239,7 +230,6 @@ memcached_stat_st* memcached_stat(memcached_st* ptr, char* args, memcached_retur
     }
     for (std::size_t i = 0; i < h->servers.size(); ++i)
         stats[i].root = ptr;
-    reconnect_for_stats(*h);
     const std::string group = args ? args : "";
     const memcached_return_t rc = on_every_server<folsom::StatList>(
         *h, [&](folsom::Client& c, auto handler) { c.stats(group, std::move(handler)); },
@@ -362,7 +352,6 @@ memcached_return_t memcached_stat_execute(memcached_st* memc, const char* args,
     Handle* h = handle_of(memc);
     if (!h) return MEMCACHED_INVALID_ARGUMENTS;
     const std::string group = args ? args : "";
-    reconnect_for_stats(*h);
     memcached_return_t cb_rc = MEMCACHED_SUCCESS;
     const memcached_return_t rc = on_every_server<folsom::StatList>(
         *h, [&](folsom::Client& c, auto handler) { c.stats(group, std::move(handler)); },

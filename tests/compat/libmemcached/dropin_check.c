@@ -389,6 +389,43 @@ static void section_basic(memcached_st* m, const char* proto) {
     show_get(m, proto, "k1");
 }
 
+/* The connections a behaviour costs: libmemcached closes them when NO_BLOCK, BINARY_PROTOCOL,
+ * BUFFER_REQUESTS, TCP_NODELAY, TCP_KEEPALIVE, TCP_KEEPIDLE or a socket size is set (to any
+ * value), and the next request connects again; stats alone do not (php-memcached's
+ * stats_hang.phpt counts them). */
+static void section_reconnects(int port, int binary) {
+    memcached_st* m = memcached_create(NULL);
+    memcached_server_add(m, "127.0.0.1", (in_port_t)port);
+    memcached_behavior_set(m, MEMCACHED_BEHAVIOR_BINARY_PROTOCOL, (uint64_t)binary);
+    static const struct {
+        const char* name;
+        memcached_behavior_t b;
+        uint64_t v;
+    } steps[] = {
+        {"nothing", MEMCACHED_BEHAVIOR_MAX, 0},
+        {"no_block on", MEMCACHED_BEHAVIOR_NO_BLOCK, 1},
+        {"nothing", MEMCACHED_BEHAVIOR_MAX, 0},
+        {"no_block off", MEMCACHED_BEHAVIOR_NO_BLOCK, 0},
+        {"binary unchanged", MEMCACHED_BEHAVIOR_BINARY_PROTOCOL, 0},
+        {"buffer_requests", MEMCACHED_BEHAVIOR_BUFFER_REQUESTS, 0},
+        {"support_cas", MEMCACHED_BEHAVIOR_SUPPORT_CAS, 0},
+        {"tcp_keepalive", MEMCACHED_BEHAVIOR_TCP_KEEPALIVE, 0},
+        {"hash", MEMCACHED_BEHAVIOR_HASH, MEMCACHED_HASH_DEFAULT},
+    };
+    unsigned long long before = stat_number(m, "total_connections");
+    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; ++i) {
+        if (steps[i].b != MEMCACHED_BEHAVIOR_MAX) {
+            uint64_t v = steps[i].v;
+            if (steps[i].b == MEMCACHED_BEHAVIOR_BINARY_PROTOCOL) v = (uint64_t)binary;
+            memcached_behavior_set(m, steps[i].b, v);
+        }
+        const unsigned long long now_conns = stat_number(m, "total_connections");
+        printf("connections after %s: +%llu\n", steps[i].name, now_conns - before);
+        before = now_conns;
+    }
+    memcached_free(m);
+}
+
 /* What memcached_last_error() reports after each kind of outcome: answers that are not errors
  * (NOT FOUND, NOT STORED, ...) leave it at SUCCESS. */
 static void section_last_error(memcached_st* m, const char* proto) {
@@ -994,6 +1031,7 @@ int main(int argc, char** argv) {
     }
 
     section_placement(port1, port2);
+    section_reconnects(port1, binary);
 
     memcached_free(m);
     /* memcached_free never frees the caller's storage: writing to it is still fine */
