@@ -144,7 +144,7 @@ struct FOLSOM_EXPORT Options {
     std::string key_prefix{};
 
     /// Over Protocol::binary: send keys as the binary protocol carries them, 1..250 bytes of
-    /// any value (space, \r, \n, NUL and other control bytes included), rather than by the
+    /// any value (space, CR, LF, NUL and other control bytes included), rather than by the
     /// text protocol's rules. This is what libmemcached does over binary (where it never
     /// checks a key's bytes), and what the libmemcached drop-in needs for the keys PHP and
     /// pylibmc store there. Such a key names an item no text or meta client can name (only
