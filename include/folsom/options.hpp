@@ -32,7 +32,8 @@ class Tracer;   // tracing.hpp
 /// The wire protocol. Every Client operation works over all three, except that only binary and
 /// meta can create a missing counter (incr/decr with an initial value; ascii: errc::unsupported)
 /// and only binary does SASL. Keys follow the text protocol's rules over all three (1..250
-/// bytes, no space or control character), so a key means the same whatever the protocol.
+/// bytes, no space or control character), so a key means the same whatever the protocol
+/// (Options::raw_binary_protocol_keys lifts the rules over binary, for libmemcached's users).
 enum class Protocol : std::uint8_t { ascii, binary, meta };
 
 /// TLS for every connection (memcached started with -Z). Certificates are PEM files.
@@ -141,6 +142,17 @@ struct FOLSOM_EXPORT Options {
     /// most 249 bytes; otherwise Client::connect throws std::system_error(invalid_argument).
     /// Empty (the default): keys are sent as given, and nothing is added to the request path.
     std::string key_prefix{};
+
+    /// Over Protocol::binary: send keys as the binary protocol carries them, 1..250 bytes of
+    /// any value (space, CR, LF, NUL and other control bytes included), rather than by the
+    /// text protocol's rules. This is what libmemcached does over binary (where it never
+    /// checks a key's bytes), and what the libmemcached drop-in needs for the keys PHP and
+    /// pylibmc store there. Such a key names an item no text or meta client can name (only
+    /// another binary client reaches it). A key outside 1..250 bytes still fails with
+    /// errc::invalid_key and nothing is sent. Off (the default): the text rules everywhere.
+    /// Only with Protocol::binary: Client::connect throws std::system_error(invalid_argument)
+    /// otherwise (a route pool of another protocol keeps the text rules).
+    bool raw_binary_protocol_keys = false;
 
     /// With key_prefix set: place keys on servers by the prefixed key (true, the default), or
     /// by the key without the prefix (false: libmemcached's default, where

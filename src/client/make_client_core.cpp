@@ -46,6 +46,10 @@ std::shared_ptr<ClientCore> make_client_core(asio::any_io_executor ex, const Opt
         throw std::system_error(ec,
                                 "Options::key_prefix must be at most 249 bytes without "
                                 "spaces or control characters");
+    if (options.raw_binary_protocol_keys && !options.routes && options.protocol != Protocol::binary)
+        throw std::system_error(make_error_code(errc::invalid_argument),
+                                "Options::raw_binary_protocol_keys needs Protocol::binary (only "
+                                "the binary protocol carries keys of any bytes)");
     // Refused here, before anything connects (a discovered server's connections are made later).
     check_credentials(options);
     if (auto why = net::tcp_options_refusal(options); !why.empty())
