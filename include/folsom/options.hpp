@@ -32,7 +32,8 @@ class Tracer;   // tracing.hpp
 /// The wire protocol. Every Client operation works over all three, except that only binary and
 /// meta can create a missing counter (incr/decr with an initial value; ascii: errc::unsupported)
 /// and only binary does SASL. Keys follow the text protocol's rules over all three (1..250
-/// bytes, no space or control character), so a key means the same whatever the protocol.
+/// bytes, no space or control character), so a key means the same whatever the protocol;
+/// keys of any bytes need meta and Options::binary_keys.
 enum class Protocol : std::uint8_t { ascii, binary, meta };
 
 /// TLS for every connection (memcached started with -Z). Certificates are PEM files.
@@ -132,13 +133,37 @@ struct FOLSOM_EXPORT Options {
 
     // ---- key namespace ------------------------------------------------------------------
 
+    /// Keys are binary: any bytes (NUL, space, \r, \n, 0x80..0xff included), 1..186 of them
+    /// (protocol::max_binary_key_length: memcached limits the *encoded* key to 250 bytes).
+    /// Every key of every call (get, get_multi and its view forms, gets/cas, the stores,
+    /// delete, touch, gat, incr/decr, delete_all, the meta calls, QuietClient, TypedClient,
+    /// the recipes) is sent in base64 with the meta 'b' flag. A key outside 1..186 bytes
+    /// fails with errc::invalid_key and nothing is sent. Results come back under the caller's
+    /// own bytes (MultiGetResult, ValueView::key: the server's base64 keys are decoded).
+    ///
+    /// Meta protocol only: with Protocol::ascii or Protocol::binary (or a route pool whose
+    /// "protocol" is one of them), Client::connect throws std::system_error(errc::unsupported)
+    /// (RouteConfigError for a pool), since neither can carry such a key.
+    ///
+    /// memcached stores the decoded bytes, so a key that is also a valid text key names the
+    /// same item with or without this switch (a client without it reads what one with it
+    /// wrote): there is no per-call choice because none is needed. Placement hashes the raw
+    /// bytes, never the base64 form, so a key lands where any client hashing the raw key puts
+    /// it. key_prefix, when set, is put in front of the raw key and the two are encoded
+    /// together (the 186-byte limit counts both); with binary_keys the prefix may hold any
+    /// bytes, up to 185. Cost: a multi-key get or gets goes as one mg per key (with its
+    /// position in the opaque) rather than one classic "get k1 k2 ..." line, which has no
+    /// base64 form.
+    bool binary_keys = false;
+
     /// Prepended to the key of every operation before it is sent (libmemcached's
     /// MEMCACHED_CALLBACK_PREFIX_KEY / namespace), so that several applications can share
     /// servers without their keys colliding. The caller never sees it: keys given to and
     /// returned by the client (multi-get results, ValueView::key) are without it. The prefix
     /// counts toward the 250-byte key limit: a key that is too long once prefixed fails with
     /// errc::invalid_key. It follows the key rules (no space or control character) and is at
-    /// most 249 bytes; otherwise Client::connect throws std::system_error(invalid_argument).
+    /// most 249 bytes (with binary_keys: any bytes, at most 185); otherwise Client::connect
+    /// throws std::system_error(invalid_argument).
     /// Empty (the default): keys are sent as given, and nothing is added to the request path.
     std::string key_prefix{};
 

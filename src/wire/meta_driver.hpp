@@ -23,8 +23,13 @@
 //                            protocol's decoder (the driver keeps one decoder of each kind and
 //                            picks by the command at the head of the pipeline).
 //
-// Keys go through protocol::validate_key (text rules; no base64 key mode), so a key means the
-// same over every protocol.
+// Keys go through protocol::validate_key (text rules), so a key means the same over every
+// protocol. With Options::binary_keys, every key (protocol::validate_binary_key: 1..186 bytes
+// of any value) is sent in base64 with the 'b' flag, on every command above, and a multi-key
+// get/gets goes as one mg per key (the classic line has no base64 form). A hit's key the
+// server returns in base64 is decoded (into a stack buffer: no allocation) before the
+// operation sees it, so results are keyed by the caller's bytes. Placement never sees the
+// base64 form: it happens above the driver, on the raw key.
 #pragma once
 
 #include "folsom/protocol/ascii_decoder.hpp"
@@ -60,6 +65,7 @@ class MetaDriver final : public ProtocolDriver {
     // Encoder side (under the connection's submission lock).
     protocol::Limits limits_;
     std::size_t scatter_threshold_;
+    bool binary_keys_;               // Options::binary_keys: every key in base64 with 'b'
     std::uint32_t next_opaque_ = 0;  // quiet commands' O<n>; wraps
 
     // Decoder side (on the connection's strand).
