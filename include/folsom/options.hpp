@@ -151,9 +151,10 @@ struct FOLSOM_EXPORT Options {
     /// bytes, never the base64 form, so a key lands where any client hashing the raw key puts
     /// it. key_prefix, when set, is put in front of the raw key and the two are encoded
     /// together (the 186-byte limit counts both); with binary_keys the prefix may hold any
-    /// bytes, up to 185. Cost: a multi-key get or gets goes as one mg per key (with its
-    /// position in the opaque) rather than one classic "get k1 k2 ..." line, which has no
-    /// base64 form.
+    /// bytes, up to 185. A multi-key get or gets holding a key that is not a valid text key
+    /// goes as one mg per key (its position in the opaque) rather than one classic
+    /// "get k1 k2 ..." line, which has no base64 form; one of valid text keys keeps the line
+    /// (the same items, and its replies name keys by their raw bytes).
     bool binary_keys = false;
 
     /// Prepended to the key of every operation before it is sent (libmemcached's

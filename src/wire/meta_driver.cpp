@@ -33,10 +33,21 @@ bool wants_cas(OpCode c) {
 /// memcached accepts on any text connection, meta included). memcached answers at most -R (20)
 /// commands per event before it serves other connections: a multi-get sent as one mg per key
 /// came back in pieces of 20 (a hundred keys, five wake-ups of the client), where the one line
-/// comes back whole. gat/gats keep their mg form (a classic gat line is limited to 2048 bytes),
-/// and so does every multi-get with binary keys (the classic line has no base64 form).
-bool is_classic_multi(OpCode c, std::size_t keys, bool binary_keys) {
-    return !binary_keys && keys != 1 && (c == OpCode::get || c == OpCode::gets);
+/// comes back whole. gat/gats keep their mg form (a classic gat line is limited to 2048 bytes).
+///
+/// With binary keys the classic line still serves a multi-get whose keys are all valid text
+/// keys: memcached stores a b-key's decoded bytes, so they are the same items, and a classic
+/// VALUE line names its key by those raw bytes (also for an item stored with b), which the
+/// collector matches as usual. Only a part holding a key the line cannot carry goes as mg
+/// per key (the line has no base64 form).
+bool is_classic_multi(const Request& r, bool binary_keys) {
+    if (r.keys.size() == 1 || (r.code != OpCode::get && r.code != OpCode::gets)) return false;
+    if (!binary_keys) return true;
+    // (A key over the binary limit goes to the mg path too, which refuses it: with binary keys
+    // every key is 1..186 bytes, whichever way it would travel.)
+    for (std::string_view k : r.keys)
+        if (k.size() > protocol::max_binary_key_length || protocol::validate_key(k)) return false;
+    return true;
 }
 
 meta::SetMode set_mode(OpCode c) {
@@ -144,7 +155,7 @@ std::error_code MetaDriver::encode(const Request& r, protocol::OutputBuffer& out
                                    net::Command& cmd) {
     cmd.key_count = static_cast<std::uint32_t>(r.keys.size());
     cmd.with_cas = is_store(r.code) && r.cas != 0;
-    if (is_retrieval(r.code) && r.keys.size() != 1) return encode_multi(r, out);
+    if (is_retrieval(r.code) && r.keys.size() != 1) return encode_multi(r, out, cmd);
 
     const std::string_view key = is_retrieval(r.code) ? r.keys.front() : r.key;
     if (!is_classic_only(r.code) && r.code != OpCode::noop)
@@ -277,10 +288,13 @@ std::error_code MetaDriver::encode(const Request& r, protocol::OutputBuffer& out
     return errc::unsupported;
 }
 
-std::error_code MetaDriver::encode_multi(const Request& r, protocol::OutputBuffer& out) {
+std::error_code MetaDriver::encode_multi(const Request& r, protocol::OutputBuffer& out,
+                                         net::Command& cmd) {
     if (r.keys.empty()) return errc::invalid_argument;
-    if (is_classic_multi(r.code, r.keys.size(), binary_keys_))
+    if (is_classic_multi(r, binary_keys_)) {
+        cmd.classic = true;
         return ascii::encode_retrieve(out, retrieve_command(r.code), r.keys);
+    }
     const std::size_t arena_mark = out.arena_size();
     const std::size_t ref_mark = out.ref_count();
     meta::GetFlags f;
@@ -324,8 +338,7 @@ DecodeStep MetaDriver::decode(std::string_view input, net::CommandQueue& infligh
         std::size_t consumed = 0;
         bool in_step = true;
         const net::Command& head = inflight.front();
-        if (is_classic_only(head.code) ||
-            is_classic_multi(head.code, head.key_count, binary_keys_)) {
+        if (is_classic_only(head.code) || head.classic) {
             const auto res = ascii_decoder_.parse(rest, areply);
             if (ends_step(res, ascii_decoder_, step)) return step;
             consumed = res.consumed;
@@ -550,9 +563,7 @@ bool MetaDriver::deliver(const ascii::Reply& r, net::CommandQueue& inflight) {
     const OpCode code = head.code;
     switch (r.kind) {
         case K::value:  // a classic multi-get's hit: matched to its key by the key it names
-            if (!is_classic_multi(code, head.key_count, binary_keys_) ||
-                (code == OpCode::gets) != r.has_cas)
-                return false;
+            if (!head.classic || (code == OpCode::gets) != r.has_cas) return false;
             ++head.hits;
             head.op->on_value(head.part, Operation::unknown_position,
                               ValueView{r.key, r.data, r.flags, r.cas});
@@ -562,8 +573,7 @@ bool MetaDriver::deliver(const ascii::Reply& r, net::CommandQueue& inflight) {
             head.op->on_stat(head.part, r.key, r.data);
             return true;
         case K::end:
-            if (code != OpCode::stats && !is_classic_multi(code, head.key_count, binary_keys_))
-                return false;
+            if (code != OpCode::stats && !head.classic) return false;
             complete_head(inflight, Completion{});
             return true;
         case K::error:

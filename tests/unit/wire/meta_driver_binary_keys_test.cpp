@@ -1,7 +1,8 @@
 // MetaDriver with Options::binary_keys: every command sends its key in base64 with the 'b'
 // flag, keys of any byte value (1..186 bytes) are accepted and nothing else is, a multi-key
-// get goes as one mg per key (the classic line has no base64 form), and a hit's key the
-// server returns in base64 reaches the operation as the caller's raw bytes.
+// get holding a binary key goes as one mg per key (the classic line has no base64 form; one of
+// text keys keeps the line), and a hit's key the server returns in base64 reaches the
+// operation as the caller's raw bytes.
 #include "folsom/error.hpp"
 #include "folsom/protocol/base64.hpp"
 
@@ -144,7 +145,7 @@ TEST(MetaDriverBinaryKeys, KeysOfEveryByteValueAreAcceptedUpTo186Bytes) {
 TEST(MetaDriverBinaryKeys, MultiGetIsOneMgPerKeyAndHitsComeBackUnderTheRawKey) {
     BinaryKeyHarness h;
     const std::string nul("\0", 1);
-    Retrieval multi(OpCode::get, {nasty, "plain", nul});
+    Retrieval multi(OpCode::get, {nasty, "plain", nul});  // not all text keys: mg per key
     EXPECT_EQ(h.send(multi.r, 1),
               "mg YSBiDQoAf/8= b v k f q O0\r\nmg cGxhaW4= b v k f q O1\r\n"
               "mg AA== b v k f q O2\r\nmn\r\n");
@@ -165,16 +166,47 @@ TEST(MetaDriverBinaryKeys, MultiGetIsOneMgPerKeyAndHitsComeBackUnderTheRawKey) {
     EXPECT_EQ(h.op.events.back(), done_event(2));
 }
 
+TEST(MetaDriverBinaryKeys, AMultiGetOfTextKeysKeepsTheClassicLine) {
+    // Valid text keys name the same items with or without b, and the classic VALUE line names
+    // a key by its raw bytes: such a multi-get keeps the one line memcached answers whole.
+    BinaryKeyHarness h;
+    Retrieval multi(OpCode::get, {"a", "b", "c"});
+    EXPECT_EQ(h.send(multi.r, 1), "get a b c\r\n");
+    ASSERT_FALSE(h.feed("VALUE c 0 1\r\n3\r\nVALUE a 5 1\r\n1\r\nEND\r\n"));
+    const std::uint32_t keyed = folsom::detail::Operation::unknown_position;
+    EXPECT_EQ(h.op.events, (std::vector<Event>{value_event(1, keyed, "c", "3"),
+                                               value_event(1, keyed, "a", "1", 5), done_event(1)}));
+    Retrieval gets(OpCode::gets, {"a", "b"});
+    EXPECT_EQ(h.send(gets.r, 2), "gets a b\r\n");
+    ASSERT_FALSE(h.feed("VALUE b 0 1 77\r\nB\r\nEND\r\n"));
+    EXPECT_EQ(h.op.events.back(), done_event(2));
+    // One key the line cannot carry sends the whole part as mg per key; the next part of text
+    // keys is a classic line again, each decoded by its own decoder.
+    Retrieval mixed(OpCode::get, {"a", "b c"});
+    EXPECT_EQ(h.send(mixed.r, 3), "mg YQ== b v k f q O0\r\nmg YiBj b v k f q O1\r\nmn\r\n");
+    EXPECT_EQ(h.send(multi.r, 4), "get a b c\r\n");
+    ASSERT_FALSE(h.feed("VA 1 kYiBj b O1\r\nx\r\nMN\r\nVALUE b 0 1\r\ny\r\nEND\r\n"));
+    const std::size_t n = h.op.events.size();
+    ASSERT_GE(n, 4u);
+    EXPECT_EQ(h.op.events[n - 4], value_event(3, 1, "b c", "x"));
+    EXPECT_EQ(h.op.events[n - 3], done_event(3));
+    EXPECT_EQ(h.op.events[n - 2], value_event(4, keyed, "b", "y"));
+    EXPECT_EQ(h.op.events[n - 1], done_event(4));
+    // gat/gats keep their mg form, text keys or not.
+    Retrieval gat(OpCode::gat, {"a", "b"}, 60);
+    EXPECT_EQ(h.send(gat.r, 5), "mg YQ== b v k f q O0 T60\r\nmg Yg== b v k f q O1 T60\r\nmn\r\n");
+}
+
 TEST(MetaDriverBinaryKeys, AReturnedKeyThatIsNotBase64IsOutOfStep) {
     for (const char* reply : {"VA 1 k!!!! b O0\r\nz\r\n", "VA 1 kAA= b O0\r\nz\r\n"}) {
         BinaryKeyHarness h;
-        Retrieval multi(OpCode::get, {"a", "b"});
+        Retrieval multi(OpCode::get, {"a", nasty});
         h.send(multi.r);
         EXPECT_EQ(h.feed(reply), errc::protocol_error) << reply;
     }
     // Longer than the encoding of any key a client may send.
     BinaryKeyHarness h;
-    Retrieval multi(OpCode::get, {"a", "b"});
+    Retrieval multi(OpCode::get, {"a", nasty});
     h.send(multi.r);
     EXPECT_EQ(h.feed("VA 1 k" + b64(std::string(189, 'k')) + " b O0\r\nz\r\n"),
               errc::protocol_error);
