@@ -4,6 +4,7 @@
 // item is the one a text-key client sees (memcached stores the decoded bytes); placement
 // hashes the raw bytes; key_prefix and routes; and the refusal over ascii and binary.
 #include "folsom/blocking_client.hpp"
+#include "folsom/cache_recipes.hpp"
 #include "folsom/cluster/continuum.hpp"
 #include "folsom/protocol/base64.hpp"
 
@@ -141,6 +142,18 @@ TEST_F(BinaryKeys, MultiGetViewsGetsAndGatHandOverTheRawKey) {
         auto one = c.gat(keys[255], 120s, asio::use_future).get();
         ASSERT_TRUE(one);
         EXPECT_EQ(one->data, value_of(255));
+        // The stampede recipe (mg with N, ms with the win's cas) on a binary key.
+        const std::string recipe_key("\0lease\r\n\xff", 10);
+        auto fill = [](folsom::FillDone done) { done({}, "filled"); };
+        const folsom::CacheResult first =
+            folsom::get_or_fill(c, recipe_key, {}, fill, asio::use_future).get();
+        EXPECT_EQ(first.source, folsom::CacheSource::filled);
+        EXPECT_TRUE(first.stored);
+        const folsom::CacheResult second =
+            folsom::get_or_fill(c, recipe_key, {}, fill, asio::use_future).get();
+        EXPECT_EQ(second.source, folsom::CacheSource::hit);
+        ASSERT_TRUE(second.value);
+        EXPECT_EQ(second.value->data, "filled");
     }
     work.reset();
     t.join();
