@@ -193,8 +193,10 @@ def native_options(servers, protocol, connect_timeout, timeout, no_delay, key_pr
         opts["sasl_username"] = username
     if password is not None:
         opts["sasl_password"] = password
+    if kwargs.get("tcp_keepalive") is not None:
+        kwargs = dict(kwargs, tcp_keepalive=tcp_keepalive(kwargs["tcp_keepalive"]))
     known = {
-        "distribution", "max_outstanding_requests", "max_value_size", "connections_per_server",
+        "tcp_keepalive", "distribution", "max_outstanding_requests", "max_value_size", "connections_per_server",
         "request_timeout", "reconnect_initial_delay", "reconnect_max_delay", "scatter_threshold",
         "tcp_nodelay", "hash_with_key_prefix", "binary_keys", "retry_idempotent", "failover", "dead_timeout",
         "tls", "tls_ca_file", "tls_cert_file", "tls_key_file", "tls_server_name", "tls_verify",
@@ -221,14 +223,42 @@ def check_encoding(encoding):
                          "encoding=%r is not supported" % (encoding,))
 
 
+# Linux's limits on TCP_KEEPIDLE/TCP_KEEPINTVL (s) and TCP_KEEPCNT (folsom::TcpKeepalive).
+_KEEPALIVE_LIMITS = (("idle", 32767), ("interval", 32767), ("count", 127))
+
+
+def tcp_keepalive(value):
+    """folsom's tcp_keepalive option, (idle, interval, count) in seconds and probes, checked
+    against Linux's limits (a value outside them raises here, before anything connects)."""
+    if not isinstance(value, (tuple, list)) or len(value) != 3:
+        raise TypeError("tcp_keepalive must be (idle, interval, count), not %r" % (value,))
+    for (name, top), v in zip(_KEEPALIVE_LIMITS, value):
+        if not isinstance(v, int) or isinstance(v, bool) or not 1 <= v <= top:
+            raise ValueError("tcp_keepalive %s must be an int from 1 to %d, not %r"
+                             % (name, top, v))
+    return tuple(value)
+
+
+def socket_keepalive_option(socket_keepalive, options):
+    """pymemcache's socket_keepalive (a KeepaliveOpts: idle, intvl, cnt) as folsom's
+    tcp_keepalive, which sets the same three socket options on every TCP connection."""
+    if socket_keepalive is None:
+        return
+    values = []
+    for name in ("idle", "intvl", "cnt"):
+        v = getattr(socket_keepalive, name, None)
+        if not isinstance(v, int):
+            raise TypeError("socket_keepalive must be pymemcache's KeepaliveOpts (idle, "
+                            "intvl, cnt), not %r" % (socket_keepalive,))
+        values.append(v)
+    if options.get("tcp_keepalive") is not None:
+        raise TypeError("pass socket_keepalive (pymemcache's) or tcp_keepalive, not both")
+    options["tcp_keepalive"] = tcp_keepalive(tuple(values))
+
+
 # pymemcache's arguments that mean nothing for folsom (python/README.md says why for each).
 # Their values are still checked, so that a typo'd value is not silently taken.
-def check_pymemcache_only_options(socket_module, socket_keepalive, options):
-    if socket_keepalive is not None:
-        for name in ("idle", "intvl", "cnt"):
-            if not isinstance(getattr(socket_keepalive, name, None), int):
-                raise TypeError("socket_keepalive must be pymemcache's KeepaliveOpts (idle, "
-                                "intvl, cnt), not %r" % (socket_keepalive,))
+def check_pymemcache_only_options(socket_module, options):
     if socket_module is not None and not hasattr(socket_module, "socket"):
         raise TypeError("socket_module must be a module like socket, not %r" % (socket_module,))
     for name in ("max_pool_size", "pool_idle_timeout", "retry_attempts", "retry_timeout"):

@@ -1,11 +1,12 @@
 """folsom.Client: a blocking client with pymemcache's methods, on folsom-cpp's core."""
 
 import os
+import threading
 import weakref
 
 from . import _common as _c
 from . import _native
-from .exceptions import MemcacheServerError, MemcacheValueTooLargeError
+from .exceptions import MemcacheClientError, MemcacheServerError, MemcacheValueTooLargeError
 
 _STORE_FAILURE = {_c.VALUE_TOO_LARGE: (MemcacheValueTooLargeError, "object too large for cache"),
                   _c.OUT_OF_MEMORY: (MemcacheServerError, "out of memory storing object")}
@@ -72,7 +73,8 @@ class Client:
             raise TypeError("the second positional parameter is serde, as in pymemcache's "
                             "Client(server, serde): pass protocol=%r as a keyword" % (serde,))
         _c.check_encoding(encoding)
-        _c.check_pymemcache_only_options(socket_module, socket_keepalive, options)
+        _c.check_pymemcache_only_options(socket_module, options)
+        _c.socket_keepalive_option(socket_keepalive, options)
         self._serde = _c.make_serde(serde, serializer, deserializer)
         self.protocol = protocol
         self.default_noreply = bool(default_noreply)
@@ -489,6 +491,12 @@ class Client:
         """A view of this client whose writes are quiet (noreply=True): see docs/quiet-writes.md."""
         return QuietView(self)
 
+    @property
+    def serde(self):
+        """The serde values go through (pymemcache's Client.serde); None: values are bytes,
+        str, int or float, stored as they are."""
+        return self._serde
+
     def server_for(self, key):
         """The server ("host:port") that owns ``key`` (ketama placement)."""
         return self._n.server_for(key)
@@ -594,6 +602,11 @@ class QuietView:
         return self._c.decr(key, value, True)
 
 
+# HashClient's options that place keys over several servers: meaningless for one server's client.
+_PLACEMENT_OPTIONS = frozenset({"distribution", "hash_with_key_prefix", "failover",
+                                "dead_timeout"})
+
+
 class HashClient(Client):
     """pymemcache's HashClient, with its positional parameters (``servers, hasher, serde,
     serializer, deserializer, connect_timeout, timeout, no_delay, socket_module,
@@ -628,9 +641,63 @@ class HashClient(Client):
         options.update(max_pool_size=max_pool_size, pool_idle_timeout=pool_idle_timeout,
                        lock_generator=lock_generator, retry_attempts=retry_attempts,
                        use_pooling=use_pooling)
+        # What a Client of one of the servers is made with (the clients attribute).
+        self._one_server_options = {k: v for k, v in options.items()
+                                    if k not in _PLACEMENT_OPTIONS}
+        self._one_server_options.update(ignore_exc=ignore_exc)
+        self._clients = None
+        self._clients_lock = threading.Lock()
         super().__init__(servers, serde, serializer, deserializer, connect_timeout, timeout,
                          no_delay, ignore_exc, socket_module, socket_keepalive, key_prefix,
                          default_noreply, allow_unicode_keys, encoding, tls_context, **options)
+        # pymemcache's HashClient keeps the arguments it gives each server's client in this
+        # public attribute (the same keys), which programs and Django's tests read back.
+        self.default_kwargs = {
+            "connect_timeout": connect_timeout, "timeout": timeout, "no_delay": no_delay,
+            "socket_module": socket_module, "socket_keepalive": socket_keepalive,
+            "key_prefix": key_prefix, "serde": serde, "serializer": serializer,
+            "deserializer": deserializer, "allow_unicode_keys": allow_unicode_keys,
+            "default_noreply": default_noreply, "encoding": encoding, "tls_context": tls_context,
+        }
+        if use_pooling is True:
+            self.default_kwargs.update(max_pool_size=max_pool_size,
+                                       pool_idle_timeout=pool_idle_timeout,
+                                       lock_generator=lock_generator)
+
+    @property
+    def clients(self):
+        """pymemcache's HashClient.clients: {"host:port" (or socket path): a Client of that one
+        server}, with this client's arguments (serde, timeouts, TLS, protocol, ...). They are
+        made at the first use of this attribute and have their own connections (this client
+        itself is one client over every server); close() closes them too."""
+        with self._clients_lock:
+            if self._clients is None:
+                if self._opts.get("routes") is not None:
+                    raise MemcacheClientError("with routes= the servers are the routes' pools: "
+                                              "there is no client per server")
+                kw = self.default_kwargs
+                self._clients = {
+                    name: Client(name, kw["serde"], kw["serializer"], kw["deserializer"],
+                                 kw["connect_timeout"], kw["timeout"], kw["no_delay"],
+                                 socket_module=kw["socket_module"],
+                                 socket_keepalive=kw["socket_keepalive"],
+                                 key_prefix=kw["key_prefix"],
+                                 default_noreply=kw["default_noreply"],
+                                 allow_unicode_keys=kw["allow_unicode_keys"],
+                                 encoding=kw["encoding"], tls_context=kw["tls_context"],
+                                 **self._one_server_options)
+                    for name in self.servers}
+            return dict(self._clients)
+
+    def close(self):
+        """As Client.close(), for the clients of the clients attribute too."""
+        super().close()
+        with self._clients_lock:
+            for c in (self._clients or {}).values():
+                c.close()
+
+    quit = close
+    disconnect_all = close
 
     def add_server(self, server, port=None):
         raise NotImplementedError("folsom's server list is fixed at construction (or comes "

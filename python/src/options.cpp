@@ -7,8 +7,10 @@
 #include "conversions.hpp"
 #include "errors.hpp"
 
+#include <chrono>
 #include <pybind11/stl.h>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace folsom::python {
@@ -51,6 +53,10 @@ Options parse_options(const py::dict& d) {
     if (auto v = opt<double>(d, "reconnect_max_delay")) o.reconnect_max_delay = ms_of(*v);
     if (auto v = opt<std::size_t>(d, "scatter_threshold")) o.scatter_threshold = *v;
     if (auto v = opt<bool>(d, "tcp_nodelay")) o.tcp_nodelay = *v;
+    // (idle s, interval s, count), checked in folsom/_common.py (pymemcache's KeepaliveOpts).
+    if (auto v = opt<std::tuple<long, long, int>>(d, "tcp_keepalive"))
+        o.tcp_keepalive = TcpKeepalive{std::chrono::seconds(std::get<0>(*v)),
+                                       std::chrono::seconds(std::get<1>(*v)), std::get<2>(*v)};
     if (d.contains("key_prefix") && !d["key_prefix"].is_none())
         o.key_prefix = bytes_or_str(d["key_prefix"]);
     if (auto v = opt<bool>(d, "hash_with_key_prefix")) o.hash_with_key_prefix = *v;

@@ -257,6 +257,104 @@ def test_every_pymemcache_argument_accepted(shared_memcached):
             folsom.HashClient([server], **bad)
 
 
+def _keepalive_of_connections_to(port):
+    """(SO_KEEPALIVE, TCP_KEEPIDLE, TCP_KEEPINTVL, TCP_KEEPCNT) of each of this process's TCP
+    sockets connected to 127.0.0.1:port (read through a duplicate of the descriptor)."""
+    found = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            if not os.readlink("/proc/self/fd/" + fd).startswith("socket:"):
+                continue
+            s = socket.fromfd(int(fd), socket.AF_INET, socket.SOCK_STREAM)
+        except OSError:
+            continue
+        with s:
+            try:
+                if s.family != socket.AF_INET or s.getpeername() != ("127.0.0.1", port):
+                    continue
+            except OSError:
+                continue
+            found.append((s.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE),
+                          s.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE),
+                          s.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPINTVL),
+                          s.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPCNT)))
+    return found
+
+
+def test_socket_keepalive_sets_tcp_keepalive(memcached):
+    # pymemcache's KeepaliveOpts sets SO_KEEPALIVE, TCP_KEEPIDLE/INTVL/CNT on its socket; folsom
+    # sets the same on each of its connections (its tcp_keepalive option).
+    host, port = memcached.address.rsplit(":", 1)
+    port = int(port)
+    for make in (lambda: folsom.Client(memcached.address,
+                                       socket_keepalive=KeepaliveOpts(idle=7, intvl=3, cnt=4)),
+                 lambda: folsom.HashClient([memcached.address],
+                                           socket_keepalive=KeepaliveOpts(idle=7, intvl=3, cnt=4)),
+                 lambda: folsom.Client(memcached.address, tcp_keepalive=(7, 3, 4))):
+        c = make()
+        assert c.set("ka", b"1") is True
+        conns = _keepalive_of_connections_to(port)
+        assert conns and all(k == (1, 7, 3, 4) for k in conns), conns
+        c.close()
+    c = folsom.Client(memcached.address)
+    assert c.set("ka", b"1") is True
+    conns = _keepalive_of_connections_to(port)
+    assert conns and all(k[0] == 0 for k in conns), conns
+    c.close()
+    with pytest.raises(TypeError):
+        folsom.Client(memcached.address, socket_keepalive=KeepaliveOpts(),
+                      tcp_keepalive=(1, 1, 1))
+    for bad in ((0, 1, 1), (1, 40000, 1), (1, 1, 128), (1, 1, "3")):
+        with pytest.raises((TypeError, ValueError)):
+            folsom.Client(memcached.address, tcp_keepalive=bad)
+    with pytest.raises(ValueError, match="count"):
+        folsom.Client(memcached.address, socket_keepalive=KeepaliveOpts(idle=1, intvl=1, cnt=200))
+
+
+def test_hash_client_default_kwargs_as_pymemcache(shared_memcached):
+    # pymemcache's HashClient.default_kwargs: what each server's client gets (Django's tests read
+    # it); the same keys, and the same values for the arguments given (the defaults are folsom's:
+    # default_noreply=False, see the migration table).
+    from pymemcache.client.hash import HashClient as PmHashClient
+    host, port = shared_memcached.address.rsplit(":", 1)
+    for kwargs in ({}, {"no_delay": True, "serde": pm_serde.pickle_serde, "timeout": 2.5,
+                        "key_prefix": b"p:", "allow_unicode_keys": True, "encoding": "utf8"},
+                   {"use_pooling": True, "max_pool_size": 3, "pool_idle_timeout": 5}):
+        ours = folsom.HashClient([(host, int(port))], **kwargs)
+        theirs = PmHashClient([(host, int(port))], **kwargs)
+        assert ours.default_kwargs.keys() == theirs.default_kwargs.keys()
+        for name, value in kwargs.items():
+            if name != "use_pooling":
+                assert ours.default_kwargs[name] == theirs.default_kwargs[name] == value
+        ours.close()
+
+
+def test_hash_client_clients_one_per_server(memcached_factory):
+    # pymemcache's HashClient.clients: {"host:port": that server's Client}, with the same
+    # arguments; each talks to its server only.
+    from pymemcache.client.hash import HashClient as PmHashClient
+    servers = [memcached_factory() for _ in range(3)]
+    addresses = [s.address for s in servers]
+    protocol = "binary"  # folsom's own options carried over too
+    hc = folsom.HashClient(addresses, serde=pm_serde.pickle_serde, key_prefix=b"p:",
+                           protocol=protocol)
+    assert list(hc.clients) == list(PmHashClient(addresses).clients) == addresses
+    for name, c in hc.clients.items():
+        assert type(c) is folsom.Client and c.serde is pm_serde.pickle_serde
+        assert c.protocol == protocol and c.key_prefix == b"p:"
+    assert hc.clients["%s" % addresses[0]] is hc.clients[addresses[0]]  # made once
+    key = "placed"
+    owner = hc.server_for(key)
+    assert hc.set(key, {"v": 1}) is True
+    for name, c in hc.clients.items():
+        assert c.get(key) == ({"v": 1} if name == owner else None)
+    assert hc.clients[owner].delete(key) is True and hc.get(key) is None
+    hc.close()
+    assert all(c.closed for c in hc.clients.values())
+    assert hc.clients[owner].set(key, [2]) is True and hc.get(key) == [2]  # both reconnect
+    hc.close()
+
+
 def test_retrying_client_wraps_folsom(shared_memcached):
     attempts = []
 
