@@ -97,3 +97,26 @@ def test_keys_outside_1_to_186_bytes_raise_before_sending(client, shared_memcach
 def test_ascii_and_binary_protocols_are_refused(shared_memcached, protocol):
     with pytest.raises(MemcacheUnsupportedError, match="binary_keys needs the meta protocol"):
         folsom.Client(shared_memcached.address, protocol=protocol, binary_keys=True)
+
+
+def test_asyncio_and_hash_clients_take_binary_keys(shared_memcached):
+    import asyncio
+
+    key = b"\x00a\r\n \xff"
+
+    async def run():
+        c = folsom.AsyncClient(shared_memcached.address, binary_keys=True)
+        try:
+            assert await c.set(key, b"async") is True
+            assert await c.get(key) == b"async"
+            assert await c.get_many([key, b"\x01missing"]) == {key: b"async"}
+        finally:
+            c.close()
+
+    asyncio.run(run())
+    h = folsom.HashClient([shared_memcached.address], binary_keys=True)
+    try:
+        assert h.get(key) == b"async"
+        assert h.get_many([key]) == {key: b"async"}
+    finally:
+        h.close()
