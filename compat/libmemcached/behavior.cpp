@@ -11,15 +11,25 @@ using folsom::compat::set_error;
 
 namespace {
 
-bool hash_available(memcached_hash_t hash) {
-    std::uint32_t v;
-    return folsom::compat::hash_value(hash, "k", v);
+// libhashkit's hashkit_set_function(), which both hash setters go through: every hash Debian's
+// library has is taken; HSIEH (not built) and CUSTOM are refused; MAX is refused after
+// setting the default; a number above MAX is taken and changes nothing. The ring stays as it
+// is (see Handle::ring_hash).
+memcached_return_t set_hash(Handle& h, memcached_hash_t& field, memcached_hash_t type) {
+    if (type == MEMCACHED_HASH_MAX) field = MEMCACHED_HASH_DEFAULT;
+    if (type == MEMCACHED_HASH_HSIEH || type == MEMCACHED_HASH_CUSTOM || type == MEMCACHED_HASH_MAX)
+        return set_error(h, MEMCACHED_INVALID_ARGUMENTS, "Invalid memcached_hash_t()");
+    if (type < MEMCACHED_HASH_MAX) field = type;
+    return folsom::compat::set_success(h);
 }
 
-memcached_return_t missing_hash(Handle& h, memcached_hash_t hash) {
-    return set_error(h, MEMCACHED_NOT_SUPPORTED,
-                     std::string("hash ") + libmemcached_string_hash(hash) +
-                         " is not available yet in folsom's libmemcached drop-in");
+// libmemcached's send_quit(): the connections are closed (writes held back by BUFFER_REQUESTS
+// go first, as they go out with libmemcached's "quit") and the next request opens new ones.
+// libmemcached does it for these behaviours whatever the value; php-memcached's stats_hang.phpt
+// counts the connections it costs.
+void quit(Handle& h) {
+    flush_buffered(h);
+    h.disconnect();
 }
 
 }  // namespace
@@ -33,17 +43,17 @@ memcached_return_t memcached_behavior_set(memcached_st* ptr, const memcached_beh
     switch (flag) {
         case MEMCACHED_BEHAVIOR_NO_BLOCK:
             ptr->flags.no_block = data != 0;
+            quit(*h);
             break;
         case MEMCACHED_BEHAVIOR_TCP_NODELAY:
             ptr->flags.tcp_nodelay = data != 0;
-            h->disconnect();
+            quit(*h);
             break;
         case MEMCACHED_BEHAVIOR_HASH:
             return memcached_behavior_set_key_hash(ptr, static_cast<memcached_hash_t>(data));
         case MEMCACHED_BEHAVIOR_KETAMA:
             // libmemcached 1.1.4 leaves the hashes as they are (one_at_a_time by default): the
-            // unweighted ring hashes its points with the distribution hash, keys with the key
-            // hash.
+            // unweighted ring hashes its points and its keys with the key hash.
             if (data) {
                 ptr->ketama.weighted_ = false;
                 return memcached_behavior_set_distribution(
@@ -65,9 +75,11 @@ memcached_return_t memcached_behavior_set(memcached_st* ptr, const memcached_beh
                                                             static_cast<memcached_hash_t>(data));
         case MEMCACHED_BEHAVIOR_SOCKET_SEND_SIZE:
             ptr->send_size = i32;
+            quit(*h);
             break;
         case MEMCACHED_BEHAVIOR_SOCKET_RECV_SIZE:
             ptr->recv_size = i32;
+            quit(*h);
             break;
         case MEMCACHED_BEHAVIOR_SUPPORT_CAS:
             ptr->flags.support_cas = data != 0;
@@ -80,8 +92,8 @@ memcached_return_t memcached_behavior_set(memcached_st* ptr, const memcached_beh
             return memcached_behavior_set_distribution(
                 ptr, static_cast<memcached_server_distribution_t>(data));
         case MEMCACHED_BEHAVIOR_BUFFER_REQUESTS:
-            if (!data) flush_buffered(*h);
             ptr->flags.buffer_requests = data != 0;
+            quit(*h);
             break;
         case MEMCACHED_BEHAVIOR_SORT_HOSTS:
             ptr->flags.use_sort_hosts = data != 0;
@@ -102,7 +114,7 @@ memcached_return_t memcached_behavior_set(memcached_st* ptr, const memcached_beh
             h->disconnect();
             break;
         case MEMCACHED_BEHAVIOR_BINARY_PROTOCOL:
-            if (ptr->flags.binary_protocol != (data != 0)) h->disconnect();
+            quit(*h);
             ptr->flags.binary_protocol = data != 0;
             if (data) ptr->flags.verify_key = false;
             break;
@@ -148,9 +160,11 @@ memcached_return_t memcached_behavior_set(memcached_st* ptr, const memcached_beh
             break;
         case MEMCACHED_BEHAVIOR_TCP_KEEPALIVE:
             ptr->flags.tcp_keepalive = data != 0;
+            quit(*h);
             break;
         case MEMCACHED_BEHAVIOR_TCP_KEEPIDLE:
             ptr->tcp_keepidle = u32;
+            quit(*h);
             break;
         case MEMCACHED_BEHAVIOR_DEAD_TIMEOUT:
             ptr->dead_timeout = i32;
@@ -295,12 +309,7 @@ memcached_server_distribution_t memcached_behavior_get_distribution(memcached_st
 memcached_return_t memcached_behavior_set_key_hash(memcached_st* ptr, memcached_hash_t type) {
     Handle* h = handle_of(ptr);
     if (!h) return MEMCACHED_INVALID_ARGUMENTS;
-    if (type >= MEMCACHED_HASH_MAX || type == MEMCACHED_HASH_CUSTOM)
-        return set_error(*h, MEMCACHED_INVALID_ARGUMENTS, "invalid hash");
-    if (!hash_available(type)) return missing_hash(*h, type);
-    h->key_hash = type;
-    h->reset_rings();
-    return folsom::compat::set_success(*h);
+    return set_hash(*h, h->key_hash, type);
 }
 
 memcached_hash_t memcached_behavior_get_key_hash(memcached_st* ptr) {
@@ -312,12 +321,7 @@ memcached_return_t memcached_behavior_set_distribution_hash(memcached_st* ptr,
                                                             memcached_hash_t type) {
     Handle* h = handle_of(ptr);
     if (!h) return MEMCACHED_INVALID_ARGUMENTS;
-    if (type >= MEMCACHED_HASH_MAX || type == MEMCACHED_HASH_CUSTOM)
-        return set_error(*h, MEMCACHED_INVALID_ARGUMENTS, "invalid hash");
-    if (!hash_available(type)) return missing_hash(*h, type);
-    h->distribution_hash = type;
-    h->reset_rings();
-    return folsom::compat::set_success(*h);
+    return set_hash(*h, h->distribution_hash, type);
 }
 
 memcached_hash_t memcached_behavior_get_distribution_hash(memcached_st* ptr) {
@@ -474,17 +478,20 @@ void* memcached_callback_get(memcached_st* ptr, const memcached_callback_t flag,
                              memcached_return_t* error) {
     memcached_return_t unused;
     if (!error) error = &unused;
-    Handle* h = handle_of(ptr);
-    if (!h) {
+    if (!ptr) {
         *error = MEMCACHED_INVALID_ARGUMENTS;
         return nullptr;
     }
+    // The callbacks and the user data are fields of the struct, read as libmemcached reads
+    // them: without a Handle too, i.e. after memcached_free() of a caller's struct (Perl's
+    // Memcached::libmemcached reads its user data back right after freeing).
+    const Handle* h = handle_of(ptr);
     *error = MEMCACHED_SUCCESS;
     void* out = nullptr;
     switch (flag) {
         case MEMCACHED_CALLBACK_PREFIX_KEY:
-            if (h->prefix.empty()) break;
-            return h->prefix.data();
+            // No prefix: NULL, and still MEMCACHED_SUCCESS.
+            return h && !h->prefix.empty() ? const_cast<char*>(h->prefix.data()) : nullptr;
         case MEMCACHED_CALLBACK_USER_DATA:
             out = ptr->user_data;
             break;

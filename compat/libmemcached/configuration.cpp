@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -110,6 +111,18 @@ bool split_server(std::string_view v, bool socket, std::string& host, std::uint1
     return !host.empty();
 }
 
+// libmemcached's words for a parse error: "(<memcached_st>) Error occured during parsing
+// (<what>", the rest (the closing parenthesis included) being in `what`.
+std::string parser_error(const memcached_st* memc, const std::string& what) {
+    char prefix[48];
+    std::snprintf(prefix, sizeof prefix, "(%p) ", static_cast<const void*>(memc));
+    std::string text = prefix;
+    text += "Error occured during parsing (";
+    text += what;
+    if (what.find("): last_token=") == std::string::npos) text += ")";
+    return text;
+}
+
 }  // namespace
 
 namespace folsom::compat {
@@ -117,13 +130,24 @@ namespace folsom::compat {
 memcached_return_t apply_configuration(memcached_st* memc, std::string_view text,
                                        std::string& message) {
     Handle& h = *handle_of(memc);
-    for (const std::string& word : words(text)) {
+    const std::vector<std::string> all = words(text);
+    for (const std::string& word : all) {
         const std::size_t eq = word.find('=');
         const std::string name = upper(std::string_view(word).substr(0, eq));
         const std::string_view value =
             eq == std::string::npos ? std::string_view{} : std::string_view(word).substr(eq + 1);
         const auto fail = [&](const std::string& why) {
-            message = why + ", " + word;
+            message = parser_error(memc, why + ", " + word);
+            return MEMCACHED_PARSE_ERROR;
+        };
+        // libmemcached's parser (bison) reports a syntax error as the token it did not expect,
+        // in these words; libmemcached-tools print them.
+        const auto syntax_error = [&](const char* unexpected, const char* expecting,
+                                      const char* token, int number) {
+            std::string bison = std::string("syntax error, unexpected ") + unexpected;
+            if (expecting) bison += std::string(", expecting ") + expecting;
+            message = parser_error(
+                memc, bison + "): last_token=" + token + "(" + std::to_string(number) + ")");
             return MEMCACHED_PARSE_ERROR;
         };
         const auto behavior = [&](memcached_behavior_t b, std::uint64_t data) {
@@ -142,9 +166,12 @@ memcached_return_t apply_configuration(memcached_st* memc, std::string_view text
             std::uint16_t port;
             std::uint32_t weight;
             const bool socket = name == "--SOCKET";
+            if (value.empty() && &word == &all.back())
+                return syntax_error("end of file", "IPADDRESS or HOSTNAME", "\"end of file\"", 0);
             if (!split_server(value, socket, host, port, weight)) return fail("malformed server");
             rc = add_server(h, host, port, weight,
-                            socket ? MEMCACHED_CONNECTION_UNIX_SOCKET : MEMCACHED_CONNECTION_TCP);
+                            socket ? MEMCACHED_CONNECTION_UNIX_SOCKET : MEMCACHED_CONNECTION_TCP,
+                            WeightRule::when_consistent);
             if (rc != MEMCACHED_SUCCESS) message = h.last_message;
         } else if (name == "--VERIFY-KEY") {
             rc = behavior(MEMCACHED_BEHAVIOR_VERIFY_KEY, 1);
@@ -209,7 +236,7 @@ memcached_return_t apply_configuration(memcached_st* memc, std::string_view text
             if (rc != MEMCACHED_SUCCESS) message = h.last_message;
         } else if (name == "--HASH") {
             memcached_hash_t hash;
-            if (!to_hash(value, hash)) return fail("unknown hash");
+            if (!to_hash(value, hash)) return syntax_error("STRING", nullptr, "STRING", 325);
             rc = behavior(MEMCACHED_BEHAVIOR_HASH, hash);
         } else if (name == "--DISTRIBUTION") {
             const std::size_t comma = value.find(',');
@@ -224,7 +251,7 @@ memcached_return_t apply_configuration(memcached_st* memc, std::string_view text
             else if (kind == "VBUCKET")
                 d = MEMCACHED_DISTRIBUTION_VIRTUAL_BUCKET;
             else
-                return fail("unknown distribution");
+                return syntax_error("STRING", "CONSISTENT or MODULA or RANDOM", "STRING", 325);
             rc = behavior(MEMCACHED_BEHAVIOR_DISTRIBUTION, d);
             if (rc == MEMCACHED_SUCCESS && comma != std::string_view::npos) {
                 memcached_hash_t hash;
@@ -240,8 +267,10 @@ memcached_return_t apply_configuration(memcached_st* memc, std::string_view text
             rc = apply_configuration(memc, ss.str(), message);
         } else if (name == "INCLUDE" || name == "RESET" || name == "END" || name == "ERROR") {
             return fail("statement not supported by folsom's libmemcached drop-in");
+        } else if (name.rfind("--", 0) == 0) {
+            return syntax_error("UNKNOWN_OPTION", nullptr, "UNKNOWN_OPTION", 270);
         } else {
-            return fail("unknown option");
+            return syntax_error("STRING", nullptr, "STRING", 325);
         }
         if (rc != MEMCACHED_SUCCESS)
             return rc == MEMCACHED_NOT_SUPPORTED ? rc : MEMCACHED_PARSE_ERROR;
@@ -268,9 +297,11 @@ memcached_return_t libmemcached_check_configuration(const char* option_string, s
     memcached_st memc;
     if (!memcached_create(&memc)) return MEMCACHED_MEMORY_ALLOCATION_FAILURE;
     std::string message;
+    // Nothing to read is refused, as libmemcached does.
     const memcached_return_t rc =
-        option_string ? apply_configuration(&memc, std::string_view(option_string, length), message)
-                      : MEMCACHED_INVALID_ARGUMENTS;
+        option_string && length
+            ? apply_configuration(&memc, std::string_view(option_string, length), message)
+            : MEMCACHED_INVALID_ARGUMENTS;
     if (rc != MEMCACHED_SUCCESS && error_buffer && error_buffer_size)
         std::snprintf(error_buffer, error_buffer_size, "%s", message.c_str());
     memcached_free(&memc);

@@ -2,6 +2,7 @@
 #include "handle.hpp"
 
 #include "folsom/cluster/continuum.hpp"
+#include "folsom/cluster/distribution.hpp"
 #include "folsom/protocol/key.hpp"
 
 #include <algorithm>
@@ -65,6 +66,7 @@ Client& Handle::client(std::size_t i) {
     else
         o.servers = {s.host + ":" + std::to_string(s.port)};
     o.protocol = root->flags.binary_protocol ? Protocol::binary : Protocol::ascii;
+    o.raw_binary_protocol_keys = root->flags.binary_protocol;
     // libmemcached leaves the size of a value to the server (which answers E2BIG); the bound
     // here only keeps a reply from making the client allocate without limit.
     o.max_value_size = std::size_t{1} << 30;
@@ -87,43 +89,43 @@ Client& Handle::client(std::size_t i) {
     return *s.client;
 }
 
-namespace {
-
-std::uint32_t ketama_position(const Handle& h, std::string_view key) {
-    std::uint32_t v = 0;
-    hash_value(h.key_hash == MEMCACHED_HASH_DEFAULT ? MEMCACHED_HASH_MD5 : h.key_hash, key, v);
-    return v;
-}
-
-}  // namespace
-
-std::size_t Handle::plain_ring_server(std::string_view key) const {
-    // libmemcached's unweighted continuum: 100 points per server, each the distribution hash
-    // (MEMCACHED_BEHAVIOR_KETAMA_HASH) of "host:port-i" ("host-i" on the default port) for i
-    // in 0..99; a key goes to the first point at or after its key hash, wrapping around. (Checked
-    // against libmemcached 1.1.4 by tests/compat/libmemcached.)
-    if (plain_ring.empty()) {
-        for (std::uint32_t s = 0; s < servers.size(); ++s) {
-            const ServerEntry& e = *servers[s];
-            for (int i = 0; i < MEMCACHED_POINTS_PER_SERVER; ++i) {
-                std::string name = e.host;
-                if (e.port != MEMCACHED_DEFAULT_PORT && e.type != MEMCACHED_CONNECTION_UNIX_SOCKET)
-                    name += ":" + std::to_string(e.port);
-                name += "-" + std::to_string(i);
-                std::uint32_t v = 0;
-                hash_value(distribution_hash, name, v);
-                plain_ring.emplace_back(v, s);
+std::size_t Handle::ring_server(std::uint32_t hash) const {
+    // libmemcached's update_continuum: with the weighted-ketama flag, MD5 points weighted as
+    // the core's ketama rings make them; without it, 100 points a server, each the ring's key
+    // hash of its name, which the core's libmemcached_consistent ring is when no weight is
+    // above 1 (libmemcached ignores weights there). Either way a key goes to the first point
+    // at or after its key hash, wrapping around.
+    const bool spy = root->distribution == MEMCACHED_DISTRIBUTION_CONSISTENT_KETAMA_SPY;
+    const cluster::KeyHash k = core_hash(ring_hash).value_or(cluster::KeyHash::one_at_a_time);
+    if (spy && !root->ketama.weighted_) {
+        if (spy_ring.empty()) {
+            for (std::uint32_t s = 0; s < servers.size(); ++s) {
+                const std::string name =
+                    "/" + servers[s]->host + ":" + std::to_string(servers[s]->port) + "-";
+                for (int i = 0; i < MEMCACHED_POINTS_PER_SERVER; ++i)
+                    spy_ring.push_back({cluster::key_hash(k, name + std::to_string(i)), s});
             }
+            std::stable_sort(spy_ring.begin(), spy_ring.end(),
+                             [](const auto& a, const auto& b) { return a.position < b.position; });
         }
-        std::stable_sort(plain_ring.begin(), plain_ring.end(),
-                         [](const auto& a, const auto& b) { return a.first < b.first; });
+        auto it = std::lower_bound(spy_ring.begin(), spy_ring.end(), hash,
+                                   [](const auto& p, std::uint32_t v) { return p.position < v; });
+        return (it == spy_ring.end() ? spy_ring.begin() : it)->server;
     }
-    std::uint32_t h = 0;
-    hash_value(key_hash, key, h);
-    auto it = std::lower_bound(plain_ring.begin(), plain_ring.end(), h,
-                               [](const auto& p, std::uint32_t v) { return p.first < v; });
-    if (it == plain_ring.end()) it = plain_ring.begin();
-    return it->second;
+    if (!ring) {
+        const cluster::Distribution want =
+            !root->ketama.weighted_
+                ? cluster::Distribution{cluster::Distribution::Scheme::libmemcached_consistent, k}
+            : spy ? cluster::Distribution::ketama_spymemcached
+                  : cluster::Distribution::ketama_libmemcached;
+        std::vector<ServerAddress> addrs;
+        addrs.reserve(servers.size());
+        for (const auto& s : servers)
+            addrs.push_back(ServerAddress{s->host, s->port,
+                                          root->ketama.weighted_ && s->weight ? s->weight : 1});
+        ring = std::make_unique<cluster::Continuum>(addrs, want);
+    }
+    return ring->points()[ring->point_index_at(hash)].server;
 }
 
 std::size_t Handle::server_for(std::string_view key) const {
@@ -135,40 +137,24 @@ std::size_t Handle::server_for(std::string_view key) const {
         prefixed.append(key);
         key = prefixed;
     }
+    // libmemcached hashes every key with its key hash (MEMCACHED_BEHAVIOR_HASH); the
+    // distribution hash (MEMCACHED_BEHAVIOR_KETAMA_HASH) is kept but places nothing.
+    const std::uint32_t hash = hash_value(key_hash, key);
     switch (root->distribution) {
         case MEMCACHED_DISTRIBUTION_VIRTUAL_BUCKET: {
             // libmemcached takes the key hash's low bits (it expects a power of two buckets).
             if (bucket_servers.empty()) return 0;
-            std::uint32_t v = 0;
-            hash_value(key_hash, key, v);
             const std::uint32_t bucket =
-                v & (static_cast<std::uint32_t>(bucket_servers.size()) - 1);
+                hash & (static_cast<std::uint32_t>(bucket_servers.size()) - 1);
             return bucket_servers[bucket] % n;  // (libmemcached does not check the map)
         }
         case MEMCACHED_DISTRIBUTION_CONSISTENT:
         case MEMCACHED_DISTRIBUTION_CONSISTENT_KETAMA:
-            if (!root->ketama.weighted_) return plain_ring_server(key);
-            [[fallthrough]];
         case MEMCACHED_DISTRIBUTION_CONSISTENT_WEIGHTED:
-        case MEMCACHED_DISTRIBUTION_CONSISTENT_KETAMA_SPY: {
-            // The ring is folsom's libmemcached-compatible ketama (cluster/continuum.hpp).
-            const auto want = root->distribution == MEMCACHED_DISTRIBUTION_CONSISTENT_KETAMA_SPY
-                                  ? cluster::Distribution::ketama_spymemcached
-                                  : cluster::Distribution::ketama_libmemcached;
-            if (!ring || ring->distribution() != want || ring->server_count() != n) {
-                std::vector<ServerAddress> addrs;
-                addrs.reserve(n);
-                for (const auto& s : servers)
-                    addrs.push_back(ServerAddress{s->host, s->port, s->weight ? s->weight : 1});
-                ring = std::make_unique<cluster::Continuum>(addrs, want);
-            }
-            return ring->points()[ring->point_index_at(ketama_position(*this, key))].server;
-        }
-        default: {
-            std::uint32_t v = 0;
-            hash_value(key_hash, key, v);
-            return v % n;
-        }
+        case MEMCACHED_DISTRIBUTION_CONSISTENT_KETAMA_SPY:
+            return ring_server(hash);
+        default:
+            return hash % n;
     }
 }
 
@@ -269,6 +255,19 @@ memcached_return_t check_key(Handle& h, std::string_view key) {
     if (key.size() + h.prefix.size() >= MEMCACHED_MAX_KEY)
         return set_error(h, MEMCACHED_BAD_KEY_PROVIDED,
                          "key is longer than 250 bytes (with the prefix)");
+    // Over binary libmemcached checks nothing else (VERIFY_KEY cannot be set there): a key of
+    // any bytes is sent, and the core's raw_binary_protocol_keys lets it through.
+    if (h.root->flags.binary_protocol) return MEMCACHED_SUCCESS;
+    // Over ascii, VERIFY_KEY refuses what isgraph() refuses in the C locale: anything outside
+    // 0x21..0x7e. Without it libmemcached would send any key, and a space or a control byte
+    // would split the command on the wire; folsom refuses those (protocol::validate_key).
+    if (h.root->flags.verify_key)
+        for (const char c : key) {
+            const auto u = static_cast<unsigned char>(c);
+            if (u < 0x21 || u > 0x7e)
+                return set_error(h, MEMCACHED_BAD_KEY_PROVIDED,
+                                 "Key provided had invalid character.");
+        }
     if (protocol::validate_key(key))
         return set_error(h, MEMCACHED_BAD_KEY_PROVIDED, "key holds a space or a control character");
     return MEMCACHED_SUCCESS;

@@ -10,9 +10,10 @@
 //
 // The I/O is folsom's caller-driven blocking core: one detail::BlockingLoop per memcached_st
 // (run by the thread that calls, as libmemcached is), and one folsom::Client per server on it.
-// The drop-in places keys itself (libmemcached's modula, ketama, weighted ketama), because
-// the *_by_key calls, memcached_server_by_key and the per-server calls (stats, version,
-// dump) need to name a server; each per-server Client then has a single server.
+// The drop-in chooses each key's server itself (libmemcached's modula, rings and buckets, on
+// the core's key hashes and rings), because the *_by_key calls, memcached_server_by_key and
+// the per-server calls (stats, version, dump) need to name a server; each per-server Client
+// then has a single server.
 #pragma once
 
 #include "folsom/client.hpp"
@@ -21,6 +22,7 @@
 
 #include <libmemcached-1.0/memcached.h>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -87,6 +89,12 @@ struct BufferedStore {
     std::uint64_t cas;
 };
 
+/// memcached_set_encoding_key's cipher (value_cipher.cpp): AES-256-CBC's key and IV.
+struct ValueCipher {
+    std::array<unsigned char, 32> key;
+    std::array<unsigned char, 16> iv;
+};
+
 /// Everything a memcached_st holds besides its public fields.
 struct Handle {
     memcached_st* root = nullptr;
@@ -100,6 +108,8 @@ struct Handle {
     // memcached_bucket_set: bucket -> server index (MEMCACHED_DISTRIBUTION_VIRTUAL_BUCKET).
     std::vector<std::uint32_t> bucket_servers;
     std::optional<SaslCredentials> sasl;
+    // memcached_set_encoding_key: values are stored encrypted and decrypted when read.
+    std::optional<ValueCipher> cipher;
     std::uint64_t query_id = 0;
     // The last error, as memcached_last_error*() report it.
     memcached_return_t last_rc = MEMCACHED_SUCCESS;
@@ -115,11 +125,16 @@ struct Handle {
     // the process that created it (see forget_if_forked).
     std::unique_ptr<detail::BlockingLoop> loop;
     pid_t loop_pid = 0;
-    // The ketama ring of the current servers and distribution, built on first use.
+    // The ring of the consistent distributions, as libmemcached's update_continuum builds it
+    // for the current servers and distribution; built on first use. Its unweighted points are
+    // hashed with ring_hash, the key hash when the servers or the distribution last changed:
+    // libmemcached rebuilds its ring then, not when the key hash changes, so that a key hash
+    // set afterwards hashes the keys only.
     mutable std::unique_ptr<cluster::Continuum> ring;
-    // The unweighted ring (MEMCACHED_BEHAVIOR_KETAMA, DISTRIBUTION_CONSISTENT without weights):
-    // (position, server) sorted by position. Built on first use; cleared with `ring`.
-    mutable std::vector<std::pair<std::uint32_t, std::uint32_t>> plain_ring;
+    memcached_hash_t ring_hash = MEMCACHED_HASH_DEFAULT;
+    // libmemcached's unweighted KETAMA_SPY ring, which no core Distribution is: 100 points a
+    // server, each the key hash of "/host:port-i". Sorted by position; built on first use.
+    mutable std::vector<cluster::Continuum::Point> spy_ring;
 
     ~Handle();
     /// Drops every connection (they come back on the next request): after a change of
@@ -135,12 +150,15 @@ struct Handle {
     /// The index of the server that owns `key` (libmemcached's placement). Precondition:
     /// servers is not empty.
     std::size_t server_for(std::string_view key) const;
-    /// The server of `key` on the unweighted ring.
-    std::size_t plain_ring_server(std::string_view key) const;
-    /// Forgets the rings (the servers or the distribution changed).
+    /// The server of a key whose key hash is `hash` on the ring of a consistent distribution.
+    /// Precondition: servers is not empty.
+    std::size_t ring_server(std::uint32_t hash) const;
+    /// Forgets the rings: where libmemcached runs its run_distribution() (the servers or the
+    /// distribution changed).
     void reset_rings() {
         ring.reset();
-        plain_ring.clear();
+        spy_ring.clear();
+        ring_hash = key_hash;
     }
 };
 
@@ -166,9 +184,10 @@ memcached_return_t to_return(std::error_code ec) noexcept;
 /// libmemcached's code for a folsom Status.
 memcached_return_t to_return(Status s) noexcept;
 
-/// Checks a key as libmemcached does before sending (length with the prefix; the characters
-/// too when MEMCACHED_BEHAVIOR_VERIFY_KEY is set, and always over ascii, since folsom never
-/// sends a key that could inject a second command).
+/// Checks a key as libmemcached does before sending: its length with the prefix; over binary
+/// nothing else (any bytes go); over ascii the characters when MEMCACHED_BEHAVIOR_VERIFY_KEY
+/// is set, and always those that would split the command (folsom never sends a key that could
+/// inject a second command).
 memcached_return_t check_key(Handle& h, std::string_view key);
 
 /// Runs one request on the handle's loop and waits for it (driving the loop on this thread).
@@ -217,12 +236,26 @@ void lm_free(const memcached_st* memc, void* p);
 void init_memcached(memcached_st* memc);
 /// Fills `result` from a value, its key given without the prefix.
 memcached_return_t fill_result(memcached_result_st* result, std::string_view key, const Value& v);
-/// Adds a server (memcached_server_add* and memcached_server_push).
+/// When a server's weight above 1 sets the weighted-ketama flag: memcached_server_add* (and
+/// configuration strings) set it only under a consistent distribution; memcached_server_push,
+/// memcached_push and memcached_clone always.
+enum class WeightRule { when_consistent, always };
+/// Adds a server (memcached_server_add*, memcached_server_push, clones).
 memcached_return_t add_server(Handle& h, std::string_view host, std::uint16_t port,
-                              std::uint32_t weight, memcached_connection_t type);
-/// libmemcached's hash of a key with one of its hash functions; false for a hash the drop-in
-/// does not have yet.
-bool hash_value(memcached_hash_t hash, std::string_view key, std::uint32_t& out) noexcept;
+                              std::uint32_t weight, memcached_connection_t type, WeightRule rule);
+/// folsom's KeyHash of a libmemcached hash (the same number); nullopt for CUSTOM and numbers
+/// from MEMCACHED_HASH_MAX up.
+std::optional<cluster::KeyHash> core_hash(memcached_hash_t hash) noexcept;
+/// libmemcached's hash of a key (libhashkit_digest): cluster::key_hash, or 1 for a hash
+/// Debian's libmemcached does not have (HSIEH, CUSTOM, unknown numbers).
+std::uint32_t hash_value(memcached_hash_t hash, std::string_view key) noexcept;
+/// The cipher of memcached_set_encoding_key(key, key_length) as libmemcached derives it;
+/// nullopt for no key (encryption off).
+std::optional<ValueCipher> make_value_cipher(const char* key, std::size_t key_length);
+/// A value encrypted (padded to whole blocks) or decrypted; false when OpenSSL fails, or for a
+/// value that is not one this key encrypted (its padding is wrong).
+bool encrypt_value(const ValueCipher& c, std::string_view plain, std::string& out);
+bool decrypt_value(const ValueCipher& c, std::string_view cipher, std::string& out);
 /// Parses a libmemcached configuration string into `memc` (already created); on failure,
 /// the message says what is wrong.
 memcached_return_t apply_configuration(memcached_st* memc, std::string_view text,

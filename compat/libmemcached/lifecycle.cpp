@@ -129,9 +129,10 @@ memcached_st* memcached_clone(memcached_st* clone, const memcached_st* source) {
     h->prefix = from->prefix;
     h->bucket_servers = from->bucket_servers;
     h->sasl = from->sasl;
+    h->cipher = from->cipher;
     for (const auto& s : from->servers) {
-        if (folsom::compat::add_server(*h, s->host, s->port, s->weight, s->type) !=
-            MEMCACHED_SUCCESS) {
+        if (folsom::compat::add_server(*h, s->host, s->port, s->weight, s->type,
+                                       folsom::compat::WeightRule::always) != MEMCACHED_SUCCESS) {
             memcached_free(to);
             return nullptr;
         }

@@ -36,14 +36,6 @@ sasl_callback_t* memcached_get_sasl_callbacks(memcached_st*) {
     return nullptr;
 }
 
-memcached_return_t memcached_set_encoding_key(memcached_st* ptr, const char*, size_t) {
-    Handle* h = handle_of(ptr);
-    if (!h) return MEMCACHED_INVALID_ARGUMENTS;
-    return set_error(*h, MEMCACHED_NOT_SUPPORTED,
-                     "memcached_set_encoding_key (AES values) is not supported yet by folsom's "
-                     "libmemcached drop-in");
-}
-
 memcached_return_t memcached_bucket_set(memcached_st* self, const uint32_t* host_map,
                                         const uint32_t* forward_map, const uint32_t buckets,
                                         const uint32_t replicas) {

@@ -28,6 +28,18 @@ char* copy_value(memcached_st* ptr, std::string_view v, memcached_return_t& rc) 
     return out;
 }
 
+// memcached_set_encoding_key: a value read over ascii is decrypted (an empty one stays
+// empty); false when it is not one this key encrypted. Over binary libmemcached 1.1.4 hands
+// the stored bytes back as they are (only its text-protocol reply path decrypts), and so does
+// the drop-in: its callers see what they saw on Debian's library.
+bool decrypt_in_place(const Handle& h, folsom::Value& v) {
+    if (!h.cipher || v.data.empty() || h.root->flags.binary_protocol) return true;
+    std::string plain;
+    if (!folsom::compat::decrypt_value(*h.cipher, v.data, plain)) return false;
+    v.data = std::move(plain);
+    return true;
+}
+
 memcached_return_t mget(memcached_st* ptr, std::string_view group, const char* const* keys,
                         const size_t* key_length, size_t number_of_keys) {
     Handle* h = handle_of(ptr);
@@ -47,10 +59,10 @@ memcached_return_t mget(memcached_st* ptr, std::string_view group, const char* c
         if (k.empty() || k.size() + h->prefix.size() >= MEMCACHED_MAX_KEY ||
             ptr->flags.verify_key) {
             if (const memcached_return_t rc = check_key(*h, k); rc != MEMCACHED_SUCCESS) return rc;
-        } else if (folsom::protocol::validate_key(k)) {
-            // libmemcached (without VERIFY_KEY) sends such a key as it is, and the server
-            // answers nothing for it: pylibmc's get_multi relies on that. The drop-in sends
-            // nothing for it, and it is a miss all the same.
+        } else if (!ptr->flags.binary_protocol && folsom::protocol::validate_key(k)) {
+            // Over ascii libmemcached (without VERIFY_KEY) sends such a key as it is, and the
+            // server answers nothing for it: pylibmc's get_multi relies on that. The drop-in
+            // sends nothing for it, and it is a miss all the same. (Over binary it is sent.)
             continue;
         }
         per_server[h->server_for(group.empty() ? k : group)].push_back(k);
@@ -132,6 +144,11 @@ memcached_result_st* memcached_fetch_result(memcached_st* ptr, memcached_result_
     }
     PendingResult next = std::move(h->pending.front());
     h->pending.pop_front();
+    if (!decrypt_in_place(*h, next.value)) {
+        *error = set_error(*h, MEMCACHED_FAILURE, "hashkit_decrypt() failed");
+        if (ours) memcached_result_free(result);
+        return nullptr;
+    }
     *error = fill_result(result, next.key, next.value);
     if (*error != MEMCACHED_SUCCESS) {
         if (ours) memcached_result_free(result);
@@ -152,7 +169,9 @@ char* memcached_fetch(memcached_st* ptr, char* key, size_t* key_length, size_t* 
     if (!memcached_fetch_result(ptr, &ptr->result, error)) return nullptr;
     const memcached_result_st& r = ptr->result;
     if (key) {
-        std::memcpy(key, r.item_key, r.key_length);
+        // As libmemcached: strncpy, so that a binary key is cut at its first NUL (the rest of
+        // its length zeroes); memcached_fetch_result has the whole key.
+        std::strncpy(key, r.item_key, r.key_length);
         key[r.key_length] = '\0';
     }
     if (key_length) *key_length = r.key_length;
@@ -231,6 +250,11 @@ char* memcached_get_by_key(memcached_st* ptr, const char* group_key, size_t grou
     });
     if (ec) {
         *error = finish(h, p.server, ec, MEMCACHED_SUCCESS);
+        return nullptr;
+    }
+    if (value && !decrypt_in_place(h, *value)) {
+        finish(h, p.server, {}, MEMCACHED_SUCCESS);
+        *error = set_error(h, MEMCACHED_FAILURE, "hashkit_decrypt() failed");
         return nullptr;
     }
     if (!value && ptr->get_key_failure) {

@@ -13,7 +13,7 @@ using folsom::compat::ServerEntry;
 namespace folsom::compat {
 
 memcached_return_t add_server(Handle& h, std::string_view host, std::uint16_t port,
-                              std::uint32_t weight, memcached_connection_t type) {
+                              std::uint32_t weight, memcached_connection_t type, WeightRule rule) {
     if (type == MEMCACHED_CONNECTION_UDP)
         return set_error(h, MEMCACHED_NOT_SUPPORTED,
                          "UDP servers are not supported by folsom's libmemcached drop-in");
@@ -29,11 +29,16 @@ memcached_return_t add_server(Handle& h, std::string_view host, std::uint16_t po
     std::memcpy(e->instance.hostname, host.data(), host.size());
     e->instance.hostname[host.size()] = '\0';
     e->instance.entry = e.get();
-    // libmemcached weighs servers only when one of them was given a weight.
     h.servers.push_back(std::move(e));
     h.reset_rings();
     h.root->number_of_hosts = static_cast<std::uint32_t>(h.servers.size());
-    if (weight > 1) h.root->ketama.weighted_ = true;
+    // libmemcached weighs servers only when one of them was given a weight (see WeightRule).
+    if (weight > 1 &&
+        (rule == WeightRule::always || h.root->distribution == MEMCACHED_DISTRIBUTION_CONSISTENT ||
+         h.root->distribution == MEMCACHED_DISTRIBUTION_CONSISTENT_KETAMA ||
+         h.root->distribution == MEMCACHED_DISTRIBUTION_CONSISTENT_KETAMA_SPY ||
+         h.root->distribution == MEMCACHED_DISTRIBUTION_CONSISTENT_WEIGHTED))
+        h.root->ketama.weighted_ = true;
     return set_success(h);
 }
 
@@ -50,7 +55,8 @@ memcached_return_t add(memcached_st* ptr, const char* hostname, in_port_t port, 
     if (type == MEMCACHED_CONNECTION_TCP && host.front() == '/')
         type = MEMCACHED_CONNECTION_UNIX_SOCKET;
     if (type != MEMCACHED_CONNECTION_UNIX_SOCKET && port == 0) port = MEMCACHED_DEFAULT_PORT;
-    return folsom::compat::add_server(*h, host, port, weight, type);
+    return folsom::compat::add_server(*h, host, port, weight, type,
+                                      folsom::compat::WeightRule::when_consistent);
 }
 
 // A memcached_server_st list is a libc-allocated array; its first element counts them all.
@@ -126,8 +132,8 @@ memcached_return_t memcached_server_push(memcached_st* ptr, const memcached_serv
     const std::uint32_t n = list->number_of_hosts;
     for (std::uint32_t i = 0; i < n; ++i) {
         const memcached_server_st& s = list[i];
-        const memcached_return_t rc =
-            folsom::compat::add_server(*h, s.hostname, s.port, s.weight, s.type);
+        const memcached_return_t rc = folsom::compat::add_server(
+            *h, s.hostname, s.port, s.weight, s.type, folsom::compat::WeightRule::always);
         if (rc != MEMCACHED_SUCCESS) return rc;
     }
     return MEMCACHED_SUCCESS;
@@ -138,8 +144,8 @@ memcached_return_t memcached_push(memcached_st* destination, const memcached_st*
     const Handle* from = handle_of(source);
     if (!to || !from) return MEMCACHED_INVALID_ARGUMENTS;
     for (const auto& s : from->servers) {
-        const memcached_return_t rc =
-            folsom::compat::add_server(*to, s->host, s->port, s->weight, s->type);
+        const memcached_return_t rc = folsom::compat::add_server(
+            *to, s->host, s->port, s->weight, s->type, folsom::compat::WeightRule::always);
         if (rc != MEMCACHED_SUCCESS) return rc;
     }
     return MEMCACHED_SUCCESS;

@@ -16,19 +16,30 @@ memcached_return_t store(memcached_st* ptr, folsom::StoreMode mode, const char* 
         return set_error(*p.h, MEMCACHED_INVALID_ARGUMENTS, "value is NULL");
     Handle& h = *p.h;
     const std::string_view k = view(key, key_length);
+    std::string_view data = view(value, value_length);
+    std::string encrypted;
+    if (h.cipher) {
+        // memcached_set_encoding_key: the value goes encrypted; appending to or prepending to
+        // a ciphertext would corrupt it, so libmemcached refuses those.
+        if (mode == folsom::StoreMode::append || mode == folsom::StoreMode::prepend)
+            return set_error(h, MEMCACHED_NOT_SUPPORTED,
+                             "Operation not allowed while encyrption is enabled");
+        if (!encrypt_value(*h.cipher, data, encrypted))
+            return set_error(h, MEMCACHED_FAILURE, "hashkit_encrypt() failed");
+        data = encrypted;
+    }
     // libmemcached holds back only plain sets; any other request sends them first.
     if (ptr->flags.buffer_requests && mode == folsom::StoreMode::set) {
-        h.buffered.push_back(BufferedStore{p.server, mode, std::string(k),
-                                           std::string(view(value, value_length)), expiration,
-                                           flags, cas});
+        h.buffered.push_back(BufferedStore{p.server, mode, std::string(k), std::string(data),
+                                           expiration, flags, cas});
         set_success(h);
         return MEMCACHED_BUFFERED;
     }
     if (const memcached_return_t rc = flush_buffered(h); rc != MEMCACHED_SUCCESS) return rc;
     folsom::Client& c = h.client(p.server);
     auto [ec, status] = run<folsom::Status>(h, [&](auto handler) {
-        c.store(mode, k, folsom::Bytes(view(value, value_length)), to_ttl(expiration),
-                folsom::StoreOptions{flags, cas}, std::move(handler));
+        c.store(mode, k, folsom::Bytes(data), to_ttl(expiration), folsom::StoreOptions{flags, cas},
+                std::move(handler));
     });
     memcached_return_t rc = ec ? MEMCACHED_SUCCESS : to_return(status);
     // The binary protocol tells why a store was refused, and libmemcached passes it on: an
@@ -44,6 +55,12 @@ memcached_return_t arith(memcached_st* ptr, bool incr, const char* group_key,
                          size_t group_key_length, const char* key, size_t key_length,
                          uint64_t offset, const uint64_t* initial, time_t expiration,
                          uint64_t* value) {
+    // Counters are plain text on the server: libmemcached refuses them on an encrypting
+    // handle, before it looks at the key (its two messages spelled as it spells them).
+    if (const Handle* eh = handle_of(ptr); eh && eh->cipher)
+        return set_error(*handle_of(ptr), MEMCACHED_NOT_SUPPORTED,
+                         initial ? "Operation not allowed while encryption is enabled"
+                                 : "Operation not allowed while encyrption is enabled");
     const Prepared p = prepare(ptr, view(group_key, group_key_length), view(key, key_length));
     if (p.rc != MEMCACHED_SUCCESS) return p.rc;
     Handle& h = *p.h;

@@ -32,8 +32,9 @@ class Tracer;   // tracing.hpp
 /// The wire protocol. Every Client operation works over all three, except that only binary and
 /// meta can create a missing counter (incr/decr with an initial value; ascii: errc::unsupported)
 /// and only binary does SASL. Keys follow the text protocol's rules over all three (1..250
-/// bytes, no space or control character), so a key means the same whatever the protocol;
-/// keys of any bytes need meta and Options::binary_keys.
+/// bytes, no space or control character), so a key means the same whatever the protocol.
+/// Keys of any bytes: Options::binary_keys over meta (base64 on the wire), or
+/// Options::raw_binary_protocol_keys over binary (as libmemcached sends them there).
 enum class Protocol : std::uint8_t { ascii, binary, meta };
 
 /// TLS for every connection (memcached started with -Z). Certificates are PEM files.
@@ -133,7 +134,7 @@ struct FOLSOM_EXPORT Options {
 
     // ---- key namespace ------------------------------------------------------------------
 
-    /// Keys are binary: any bytes (NUL, space, \r, \n, 0x80..0xff included), 1..186 of them
+    /// Keys are binary: any bytes (NUL, space, CR, LF, 0x80..0xff included), 1..186 of them
     /// (protocol::max_binary_key_length: memcached limits the *encoded* key to 250 bytes).
     /// Every key of every call (get, get_multi and its view forms, gets/cas, the stores,
     /// delete, touch, gat, incr/decr, delete_all, the meta calls, QuietClient, TypedClient,
@@ -143,7 +144,9 @@ struct FOLSOM_EXPORT Options {
     ///
     /// Meta protocol only: with Protocol::ascii or Protocol::binary (or a route pool whose
     /// "protocol" is one of them), Client::connect throws std::system_error(errc::unsupported)
-    /// (RouteConfigError for a pool), since neither can carry such a key.
+    /// (RouteConfigError for a pool): ascii cannot carry such a key, and over binary
+    /// raw_binary_protocol_keys is the switch (keys as they are, up to 250 bytes). Both name
+    /// the same items, since memcached stores the raw bytes either way.
     ///
     /// memcached stores the decoded bytes, so a key that is also a valid text key names the
     /// same item with or without this switch (a client without it reads what one with it
@@ -167,6 +170,17 @@ struct FOLSOM_EXPORT Options {
     /// throws std::system_error(invalid_argument).
     /// Empty (the default): keys are sent as given, and nothing is added to the request path.
     std::string key_prefix{};
+
+    /// Over Protocol::binary: send keys as the binary protocol carries them, 1..250 bytes of
+    /// any value (space, CR, LF, NUL and other control bytes included), rather than by the
+    /// text protocol's rules. This is what libmemcached does over binary (where it never
+    /// checks a key's bytes), and what the libmemcached drop-in needs for the keys PHP and
+    /// pylibmc store there. Such a key names an item only another binary client of this kind,
+    /// or a meta client with binary_keys, can name (memcached stores the raw bytes). A key outside 1..250 bytes still fails with
+    /// errc::invalid_key and nothing is sent. Off (the default): the text rules everywhere.
+    /// Only with Protocol::binary: Client::connect throws std::system_error(invalid_argument)
+    /// otherwise (a route pool of another protocol keeps the text rules).
+    bool raw_binary_protocol_keys = false;
 
     /// With key_prefix set: place keys on servers by the prefixed key (true, the default), or
     /// by the key without the prefix (false: libmemcached's default, where

@@ -51,6 +51,10 @@ std::shared_ptr<ClientCore> make_client_core(asio::any_io_executor ex, const Opt
     // Only meta can carry a binary key; a route pool's own protocol is checked with its pool.
     if (options.binary_keys && !options.routes && options.protocol != Protocol::meta)
         throw std::system_error(make_error_code(errc::unsupported), binary_keys_refusal);
+    if (options.raw_binary_protocol_keys && !options.routes && options.protocol != Protocol::binary)
+        throw std::system_error(make_error_code(errc::invalid_argument),
+                                "Options::raw_binary_protocol_keys needs Protocol::binary (only "
+                                "the binary protocol carries keys of any bytes)");
     // Refused here, before anything connects (a discovered server's connections are made later).
     check_credentials(options);
     if (auto why = net::tcp_options_refusal(options); !why.empty())

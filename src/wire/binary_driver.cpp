@@ -174,6 +174,7 @@ BinaryDriver::BinaryDriver(const Options& options)
     : limits_{options.max_value_size, protocol::Limits{}.max_line_length},
       scatter_threshold_(options.scatter_threshold),
       sasl_(options.sasl),
+      raw_keys_(options.raw_binary_protocol_keys),
       decoder_(limits_) {
     if (sasl_) {
         // PLAIN separates its fields with NUL bytes; refuse what it cannot carry up front
@@ -214,7 +215,8 @@ std::error_code BinaryDriver::encode_multi(const Request& r, protocol::OutputBuf
     const bool touch = is_touching(r.code);
     std::uint32_t position = 0;
     for (std::string_view key : r.keys) {
-        std::error_code ec = protocol::validate_key(key);
+        std::error_code ec =
+            raw_keys_ ? protocol::validate_raw_key(key) : protocol::validate_key(key);
         if (!ec)
             ec = touch ? bin::encode_gat(out, bin::GatCommand::gatkq, key, r.exptime,
                                          opaque + position)
@@ -235,7 +237,8 @@ std::error_code BinaryDriver::encode_command(const Request& r, protocol::OutputB
                        r.code != OpCode::noop;
     const std::string_view key = is_retrieval(r.code) ? r.keys.front() : r.key;
     if (keyed)
-        if (auto ec = protocol::validate_key(key)) return ec;
+        if (auto ec = raw_keys_ ? protocol::validate_raw_key(key) : protocol::validate_key(key))
+            return ec;
     const std::size_t ref_threshold = r.value_is_stable ? scatter_threshold_ : ~std::size_t{0};
     switch (r.code) {
         case OpCode::get:

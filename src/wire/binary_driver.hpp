@@ -21,6 +21,8 @@
 // Keys are checked with the text protocol's rules (protocol::validate_key), although binary
 // keys could hold any byte: a key then works the same over every protocol and with every other
 // memcached client, and a program can switch protocols without its keys changing meaning.
+// Options::raw_binary_protocol_keys asks for libmemcached's behaviour instead: any bytes, only
+// the length checked (protocol::validate_raw_key).
 #pragma once
 
 #include "folsom/protocol/binary_decoder.hpp"
@@ -58,6 +60,7 @@ class BinaryDriver final : public ProtocolDriver {
     protocol::Limits limits_;
     std::size_t scatter_threshold_;
     std::optional<SaslCredentials> sasl_;
+    bool raw_keys_;                  // Options::raw_binary_protocol_keys
     std::uint32_t next_opaque_ = 0;  // wraps; matching uses unsigned differences
     // Handshake: the SASL_LIST_MECHS reply is still to come (it precedes SASL_AUTH's).
     bool awaiting_mechanisms_ = false;

@@ -1,4 +1,5 @@
-// Key validation for the text and meta protocols.
+// Key validation for the text and meta protocols (and the binary protocol, which follows the
+// same rules unless Options::raw_binary_protocol_keys asks for validate_raw_key).
 //
 // A key is refused before anything is encoded when it is empty, longer than 250 bytes, or
 // holds a byte that would end or split the command: any byte <= 0x20 (space, \r, \n, \0, other
@@ -61,6 +62,13 @@ inline std::error_code validate_binary_key(std::string_view key) noexcept {
 /// validate_binary_key() when `binary` (Options::binary_keys), validate_key() otherwise.
 inline std::error_code validate_key(std::string_view key, bool binary) noexcept {
     return binary ? validate_binary_key(key) : validate_key(key);
+}
+
+/// Returns {} when `key` may be sent as a binary-protocol key of any bytes
+/// (Options::raw_binary_protocol_keys): 1..250 of them; errc::invalid_key otherwise.
+inline std::error_code validate_raw_key(std::string_view key) noexcept {
+    if (key.empty() || key.size() > max_key_length) return errc::invalid_key;
+    return {};
 }
 
 /// Returns {} when `group` may follow "stats ": one token or a few, one space apart

@@ -6,6 +6,8 @@
  * program (exit 1) on their own.
  *
  * usage: dropin_check <port1> <port2> <pid2> <dead_port> <ascii|binary>
+ *        dropin_check sasl <port> <user> <password>   (a memcached -S server)
+ *        dropin_check aes <port> <write|read|both> <ascii|binary>   (memcached_set_encoding_key)
  *   port1, port2: two memcached servers (flushed here); pid2: server 2's pid, which is killed
  *   at the end to see what a dead server gives; dead_port: a port nothing listens on.
  * Environment: DROPIN_EXPECT_DIR, when set: the libmemcached.so.11 this process loaded must be
@@ -322,11 +324,58 @@ static void section_basic(memcached_st* m, const char* proto) {
     printf("[%s] 250-byte key: %s\n", proto, rcname(memcached_set(m, longkey, 250, "v", 1, 0, 0)));
     unsigned long long sets_after = stat_number(m, "cmd_set");
     printf("[%s] sets sent for the three: %llu\n", proto, sets_after - sets_before);
-    if (getenv("DROPIN_IS_FOLSOM")) {
+    if (strcmp(proto, "binary") == 0) {
+        /* Over binary libmemcached never checks a key's bytes (VERIFY_KEY cannot be set there):
+         * spaces, control bytes and NUL go to memcached, which stores them (php-memcached's
+         * keys_binary.phpt, pylibmc's test_zerokey and test_utf8_encoding). */
+        static const char odd[] = "a key\twith \x01\x7f\xff\r\n and a NUL\0here";
+        const size_t odd_len = sizeof odd - 1;
+        static const char zero[] = "\0\x01";
+        printf("[%s] verify_key on: %s\n", proto,
+               rcname(memcached_behavior_set(m, MEMCACHED_BEHAVIOR_VERIFY_KEY, 1)));
+        printf("[%s] odd key set: %s\n", proto, rcname(memcached_set(m, odd, odd_len, "ov", 2, 0, 0)));
+        printf("[%s] zero key set: %s\n", proto, rcname(memcached_set(m, zero, 2, "zv", 2, 0, 0)));
+        val = memcached_get(m, odd, odd_len, &vlen, &flags, &rc);
+        printf("[%s] odd key get: %s %s\n", proto, rcname(rc), val ? val : "(null)");
+        free(val);
+        const char* okeys[] = {odd, zero, "absent key"};
+        size_t olens[] = {odd_len, 2, 10};
+        printf("[%s] odd mget: %s\n", proto, rcname(memcached_mget(m, okeys, olens, 3)));
+        int seen_odd = 0, seen_zero = 0, others = 0;
+        while ((val = memcached_fetch(m, key, &klen, &vlen, &flags, &rc)) != NULL) {
+            if (klen == odd_len && memcmp(key, odd, odd_len) == 0 && strcmp(val, "ov") == 0)
+                seen_odd++;
+            else if (klen == 2 && memcmp(key, zero, 2) == 0 && strcmp(val, "zv") == 0)
+                seen_zero++;
+            else
+                others++;
+            free(val);
+        }
+        printf("[%s] odd fetch: odd %d zero %d others %d end %s\n", proto, seen_odd, seen_zero,
+               others, rcname(rc));
+        /* memcached_fetch_result carries the whole key (memcached_fetch cuts it at a NUL, as
+         * libmemcached's strncpy does) */
+        printf("[%s] odd mget again: %s\n", proto, rcname(memcached_mget(m, okeys, olens, 3)));
+        memcached_result_st* res;
+        seen_odd = seen_zero = others = 0;
+        while ((res = memcached_fetch_result(m, NULL, &rc)) != NULL) {
+            const size_t rk = memcached_result_key_length(res);
+            if (rk == odd_len && memcmp(memcached_result_key_value(res), odd, odd_len) == 0)
+                seen_odd++;
+            else if (rk == 2 && memcmp(memcached_result_key_value(res), zero, 2) == 0)
+                seen_zero++;
+            else
+                others++;
+            memcached_result_free(res);
+        }
+        printf("[%s] odd fetch_result: odd %d zero %d others %d end %s\n", proto, seen_odd,
+               seen_zero, others, rcname(rc));
+        printf("[%s] odd key delete: %s\n", proto, rcname(memcached_delete(m, odd, odd_len, 0)));
+    } else if (getenv("DROPIN_IS_FOLSOM")) {
         /* A key with a space: libmemcached sends it as it is over ascii (the server then reads
          * a second command from the rest, and libmemcached 1.1.4 aborts on an assertion a few
-         * calls later) and over binary (where memcached accepts it). The drop-in refuses it over
-         * both, as folsom refuses every key the text protocol cannot carry. */
+         * calls later). The drop-in refuses it, as folsom refuses every key the text protocol
+         * cannot carry. */
         rc = memcached_set(m, "a b", 3, "v", 1, 0, 0);
         printf("~[%s] key with a space: %s\n", proto, rcname(rc));
         CHECK(rc == MEMCACHED_BAD_KEY_PROVIDED);
@@ -338,6 +387,43 @@ static void section_basic(memcached_st* m, const char* proto) {
     printf("[%s] 2 MiB value: %s\n", proto, rcname(memcached_set(m, "big", 3, bigv, big, 0, 0)));
     free(bigv);
     show_get(m, proto, "k1");
+}
+
+/* The connections a behaviour costs: libmemcached closes them when NO_BLOCK, BINARY_PROTOCOL,
+ * BUFFER_REQUESTS, TCP_NODELAY, TCP_KEEPALIVE, TCP_KEEPIDLE or a socket size is set (to any
+ * value), and the next request connects again; stats alone do not (php-memcached's
+ * stats_hang.phpt counts them). */
+static void section_reconnects(int port, int binary) {
+    memcached_st* m = memcached_create(NULL);
+    memcached_server_add(m, "127.0.0.1", (in_port_t)port);
+    memcached_behavior_set(m, MEMCACHED_BEHAVIOR_BINARY_PROTOCOL, (uint64_t)binary);
+    static const struct {
+        const char* name;
+        memcached_behavior_t b;
+        uint64_t v;
+    } steps[] = {
+        {"nothing", MEMCACHED_BEHAVIOR_MAX, 0},
+        {"no_block on", MEMCACHED_BEHAVIOR_NO_BLOCK, 1},
+        {"nothing", MEMCACHED_BEHAVIOR_MAX, 0},
+        {"no_block off", MEMCACHED_BEHAVIOR_NO_BLOCK, 0},
+        {"binary unchanged", MEMCACHED_BEHAVIOR_BINARY_PROTOCOL, 0},
+        {"buffer_requests", MEMCACHED_BEHAVIOR_BUFFER_REQUESTS, 0},
+        {"support_cas", MEMCACHED_BEHAVIOR_SUPPORT_CAS, 0},
+        {"tcp_keepalive", MEMCACHED_BEHAVIOR_TCP_KEEPALIVE, 0},
+        {"hash", MEMCACHED_BEHAVIOR_HASH, MEMCACHED_HASH_DEFAULT},
+    };
+    unsigned long long before = stat_number(m, "total_connections");
+    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; ++i) {
+        if (steps[i].b != MEMCACHED_BEHAVIOR_MAX) {
+            uint64_t v = steps[i].v;
+            if (steps[i].b == MEMCACHED_BEHAVIOR_BINARY_PROTOCOL) v = (uint64_t)binary;
+            memcached_behavior_set(m, steps[i].b, v);
+        }
+        const unsigned long long now_conns = stat_number(m, "total_connections");
+        printf("connections after %s: +%llu\n", steps[i].name, now_conns - before);
+        before = now_conns;
+    }
+    memcached_free(m);
 }
 
 /* What memcached_last_error() reports after each kind of outcome: answers that are not errors
@@ -387,14 +473,32 @@ static void section_placement(int port1, int port2) {
         {"consistent/crc", MEMCACHED_DISTRIBUTION_CONSISTENT, MEMCACHED_HASH_CRC},
         {"consistent/murmur", MEMCACHED_DISTRIBUTION_CONSISTENT, MEMCACHED_HASH_MURMUR},
     };
-    /* every hash of keys of every length class (the block loops and their tails) */
-    for (int h = MEMCACHED_HASH_DEFAULT; h < MEMCACHED_HASH_CUSTOM; ++h) {
-        if (h == MEMCACHED_HASH_HSIEH) continue; /* Debian's is built without it */
-        printf("hash %s:", libmemcached_string_hash((memcached_hash_t)h));
+    /* every hash of keys of every length class (the block loops and their tails), ASCII and
+     * bytes from 0x80 up (which libmemcached's hashes read as signed chars); HSIEH, CUSTOM and
+     * unknown numbers hash to 1 in Debian's library, which has no HSIEH */
+    for (int h = MEMCACHED_HASH_DEFAULT; h <= MEMCACHED_HASH_MAX + 1; ++h) {
+        printf("hash %d %s:", h, libmemcached_string_hash((memcached_hash_t)h));
         const char* text = "0123456789abcdefghijklmnopqrstuvwxyz";
+        const char* bytes = "\xc3\xa9t\xc3\xa9 \xff\x80\x01\x7f\xfe\xc0z\x90\xa0\xb0\xd0\xe0\xf0";
         for (size_t n = 0; n <= 30; ++n)
             printf(" %u", memcached_generate_hash_value(text, n, (memcached_hash_t)h));
+        for (size_t n = 0; n <= strlen(bytes); ++n)
+            printf(" %u", memcached_generate_hash_value(bytes, n, (memcached_hash_t)h));
         printf("\n");
+    }
+    /* which hashes a handle takes (libhashkit refuses HSIEH and CUSTOM, takes and ignores a
+     * number above MAX) */
+    {
+        memcached_st* m = memcached_create(NULL);
+        for (int h = MEMCACHED_HASH_DEFAULT; h <= MEMCACHED_HASH_MAX + 1; ++h) {
+            memcached_return_t rc = memcached_behavior_set(m, MEMCACHED_BEHAVIOR_HASH, (uint64_t)h);
+            memcached_return_t rc2 =
+                memcached_behavior_set(m, MEMCACHED_BEHAVIOR_KETAMA_HASH, (uint64_t)h);
+            printf("set hash %d: %s, ketama hash: %s, now %llu %llu\n", h, rcname(rc), rcname(rc2),
+                   (unsigned long long)memcached_behavior_get(m, MEMCACHED_BEHAVIOR_HASH),
+                   (unsigned long long)memcached_behavior_get(m, MEMCACHED_BEHAVIOR_KETAMA_HASH));
+        }
+        memcached_free(m);
     }
     for (size_t i = 0; i < sizeof modes / sizeof modes[0]; ++i) {
         memcached_st* m = memcached_create(NULL);
@@ -407,7 +511,7 @@ static void section_placement(int port1, int port2) {
         size_t n = 0;
         for (int k = 0; k < 60; ++k) {
             char key[32];
-            int len = snprintf(key, sizeof key, "key:%d", k * 7919);
+            int len = snprintf(key, sizeof key, k % 2 ? "key:%d" : "\xc3\xa9\xff%d", k * 7919);
             memcached_return_t rc;
             const memcached_instance_st* s = memcached_server_by_key(m, key, (size_t)len, &rc);
             line[n++] = (char)('0' + (s ? memcached_server_port(s) == port1 ? 0
@@ -420,6 +524,65 @@ static void section_placement(int port1, int port2) {
         printf("hash %s of \"hello\": %u\n", modes[i].name,
                memcached_generate_hash_value("hello", 5, modes[i].hash));
         memcached_free(m);
+    }
+    /* the rings as libmemcached builds them: when the servers or the distribution change,
+     * with the key hash of that moment (a key hash set afterwards hashes the keys only); the
+     * distribution hash places nothing; a weight above 1 weighs the ring only when given under
+     * a consistent distribution; spymemcached's names, weighted or not */
+    {
+        static const struct {
+            const char* name;
+            int dist_first, hash, dist, ketama_hash, weight, weighted;
+        } rings[] = {
+            {"consistent, ketama hash md5", 0, -1, MEMCACHED_DISTRIBUTION_CONSISTENT,
+             MEMCACHED_HASH_MD5, 0, 0},
+            {"consistent, then hash fnv1a_32", 1, MEMCACHED_HASH_FNV1A_32,
+             MEMCACHED_DISTRIBUTION_CONSISTENT, -1, 0, 0},
+            {"hash fnv1a_32, then consistent", 0, MEMCACHED_HASH_FNV1A_32,
+             MEMCACHED_DISTRIBUTION_CONSISTENT, -1, 0, 0},
+            {"weights, then consistent", 0, -1, MEMCACHED_DISTRIBUTION_CONSISTENT, -1, 3, 0},
+            {"consistent, then weights", 1, -1, MEMCACHED_DISTRIBUTION_CONSISTENT, -1, 3, 0},
+            {"weighted, then hash default", 1, MEMCACHED_HASH_DEFAULT,
+             MEMCACHED_DISTRIBUTION_CONSISTENT_WEIGHTED, -1, 3, 0},
+            {"ketama weighted, then hash fnv1_64", 0, MEMCACHED_HASH_FNV1_64, -1, -1, 0, 1},
+            {"spy", 0, -1, MEMCACHED_DISTRIBUTION_CONSISTENT_KETAMA_SPY, -1, 0, 0},
+            {"spy, then hash md5", 1, MEMCACHED_HASH_MD5,
+             MEMCACHED_DISTRIBUTION_CONSISTENT_KETAMA_SPY, -1, 0, 0},
+            {"hash murmur, then spy", 0, MEMCACHED_HASH_MURMUR,
+             MEMCACHED_DISTRIBUTION_CONSISTENT_KETAMA_SPY, -1, 0, 0},
+            {"ketama weighted, then spy", 0, -1, MEMCACHED_DISTRIBUTION_CONSISTENT_KETAMA_SPY, -1,
+             2, 1},
+        };
+        for (size_t i = 0; i < sizeof rings / sizeof rings[0]; ++i) {
+            memcached_st* m = memcached_create(NULL);
+            if (rings[i].dist_first && rings[i].dist >= 0)
+                memcached_behavior_set(m, MEMCACHED_BEHAVIOR_DISTRIBUTION, (uint64_t)rings[i].dist);
+            if (rings[i].weighted) memcached_behavior_set(m, MEMCACHED_BEHAVIOR_KETAMA_WEIGHTED, 1);
+            memcached_server_add_with_weight(m, "127.0.0.1", (in_port_t)port1,
+                                             (uint32_t)rings[i].weight);
+            memcached_server_add(m, "127.0.0.1", (in_port_t)port2);
+            memcached_server_add(m, "localhost", (in_port_t)port2);
+            if (rings[i].hash >= 0 && !rings[i].dist_first)
+                memcached_behavior_set(m, MEMCACHED_BEHAVIOR_HASH, (uint64_t)rings[i].hash);
+            if (!rings[i].dist_first && rings[i].dist >= 0)
+                memcached_behavior_set(m, MEMCACHED_BEHAVIOR_DISTRIBUTION, (uint64_t)rings[i].dist);
+            if (rings[i].hash >= 0 && rings[i].dist_first)
+                memcached_behavior_set(m, MEMCACHED_BEHAVIOR_HASH, (uint64_t)rings[i].hash);
+            if (rings[i].ketama_hash >= 0)
+                memcached_behavior_set(m, MEMCACHED_BEHAVIOR_KETAMA_HASH,
+                                       (uint64_t)rings[i].ketama_hash);
+            char line[256];
+            size_t n = 0;
+            for (int k = 0; k < 80; ++k) {
+                char key[32];
+                int len = snprintf(key, sizeof key, k % 2 ? "key:%d" : "\xc3\xa9\xff%d", k * 7919);
+                line[n++] = (char)('0' + memcached_generate_hash(m, key, (size_t)len));
+            }
+            line[n] = 0;
+            printf("ring %s: %s (weighted %llu)\n", rings[i].name, line,
+                   (unsigned long long)memcached_behavior_get(m, MEMCACHED_BEHAVIOR_KETAMA_WEIGHTED));
+            memcached_free(m);
+        }
     }
     /* virtual buckets (php's memcached_bucket_set) */
     {
@@ -465,9 +628,119 @@ static void section_placement(int port1, int port2) {
     }
 }
 
+/* memcached_set_encoding_key: what an encrypting handle stores, as raw bytes read back by a
+ * handle without the key (compared between the libraries: the same ciphertext), and what it
+ * reads. mode "write" stores, "read" reads what the other library stored, "both" does both. */
+static const char aes_key[] = "a 40-byte encoding key for AES values...";
+static int aes_main(int port, const char* mode, const char* proto) {
+    static const size_t lengths[] = {0, 1, 15, 16, 17, 100};
+    char value[128];
+    for (size_t i = 0; i < sizeof value; ++i) value[i] = (char)('a' + i % 26);
+    memcached_st* enc = memcached_create(NULL);
+    memcached_st* raw = memcached_create(NULL);
+    const int binary = strcmp(proto, "binary") == 0;
+    memcached_behavior_set(enc, MEMCACHED_BEHAVIOR_BINARY_PROTOCOL, (uint64_t)binary);
+    memcached_behavior_set(raw, MEMCACHED_BEHAVIOR_BINARY_PROTOCOL, (uint64_t)binary);
+    memcached_server_add(enc, "127.0.0.1", (in_port_t)port);
+    memcached_server_add(raw, "127.0.0.1", (in_port_t)port);
+    printf("set key: %s\n", rcname(memcached_set_encoding_key(enc, aes_key, strlen(aes_key))));
+    memcached_return_t rc;
+    size_t len;
+    uint32_t flags;
+    char key[32];
+    for (size_t i = 0; i < sizeof lengths / sizeof lengths[0]; ++i) {
+        snprintf(key, sizeof key, "aes%zu", lengths[i]);
+        if (strcmp(mode, "read") != 0) {
+            printf("set %s: %s\n", key,
+                   rcname(memcached_set(enc, key, strlen(key), value, lengths[i], 0, 7)));
+            char* c = memcached_get(raw, key, strlen(key), &len, &flags, &rc);
+            printf("stored %s: %s %zu bytes:", key, rcname(rc), len);
+            for (size_t b = 0; c && b < len; ++b) printf(" %02x", (unsigned char)c[b]);
+            printf("\n");
+            free(c);
+        }
+        if (strcmp(mode, "write") != 0) {
+            flags = 0;
+            char* v = memcached_get(enc, key, strlen(key), &len, &flags, &rc);
+            printf("read %s: %s flags %u same=%d\n", key, rcname(rc), flags,
+                   v != NULL && len == lengths[i] && memcmp(v, value, len) == 0);
+            free(v);
+            const char* keys[] = {key};
+            size_t lens[] = {strlen(key)};
+            memcached_mget(enc, keys, lens, 1);
+            memcached_result_st* r = memcached_fetch_result(enc, NULL, &rc);
+            printf("fetch %s: %s same=%d\n", key, rcname(rc),
+                   r != NULL && memcached_result_length(r) == lengths[i] &&
+                       memcmp(memcached_result_value(r), value, lengths[i]) == 0);
+            memcached_result_free(r);
+            while ((r = memcached_fetch_result(enc, NULL, &rc)) != NULL) /* to the END */
+                memcached_result_free(r);
+            printf("fetch %s end: %s\n", key, rcname(rc));
+        }
+    }
+    if (strcmp(mode, "both") == 0) {
+        /* what the key cannot read, and what an encrypting handle refuses */
+        memcached_set(raw, "plain", 5, "not encrypted", 13, 0, 0);
+        char* v = memcached_get(enc, "plain", 5, &len, &flags, &rc);
+        printf("read plain: %s null=%d\n", rcname(rc), v == NULL);
+        free(v);
+        printf("append: %s\n", rcname(memcached_append(enc, "aes1", 4, "x", 1, 0, 0)));
+        uint64_t n;
+        printf("incr: %s\n", rcname(memcached_increment(enc, "aes1", 4, 1, &n)));
+        memcached_st* clone = memcached_clone(NULL, enc);
+        v = memcached_get(clone, "aes16", 5, &len, &flags, &rc);
+        printf("clone reads: %s same=%d\n", rcname(rc), v != NULL && len == 16 && memcmp(v, value, 16) == 0);
+        free(v);
+        memcached_free(clone);
+        printf("key off: %s\n", rcname(memcached_set_encoding_key(enc, NULL, 0)));
+        v = memcached_get(enc, "plain", 5, &len, &flags, &rc);
+        printf("read plain without key: %s %s\n", rcname(rc), v ? v : "(null)");
+        free(v);
+    }
+    memcached_free(enc);
+    memcached_free(raw);
+    return failures ? 1 : 0;
+}
+
+/* A memcached -S (SASL) server: php-memcached's tests flush it before they log in, which
+ * libmemcached lets pass over binary (it reads the reply without looking at its status). */
+static int sasl_main(int port, const char* user, const char* password) {
+    memcached_st* m = memcached_create(NULL);
+    memcached_behavior_set(m, MEMCACHED_BEHAVIOR_BINARY_PROTOCOL, 1);
+    memcached_server_add(m, "127.0.0.1", (in_port_t)port);
+    printf("flush before login: %s\n", rcname(memcached_flush(m, 0)));
+    printf("last error: %s\n", rcname(memcached_last_error(m)));
+    /* memcached closed the connection after refusing the flush: libmemcached connects again at
+     * once (AUTHENTICATION FAILURE), the drop-in waits out its retry timeout first (CONNECTION
+     * FAILURE) */
+    printf("~set before login: %s\n", rcname(memcached_set(m, "sk", 2, "sv", 2, 0, 0)));
+    printf("login: %s\n", rcname(memcached_set_sasl_auth_data(m, user, password)));
+    printf("set: %s\n", rcname(memcached_set(m, "sk", 2, "sv", 2, 0, 0)));
+    size_t len;
+    uint32_t flags;
+    memcached_return_t rc;
+    char* v = memcached_get(m, "sk", 2, &len, &flags, &rc);
+    printf("get: %s %s\n", rcname(rc), v ? v : "(null)");
+    free(v);
+    printf("flush: %s\n", rcname(memcached_flush(m, 0)));
+    memcached_free(m);
+    return failures ? 1 : 0;
+}
+
 int main(int argc, char** argv) {
+    if (argc == 5 && strcmp(argv[1], "aes") == 0) {
+        setvbuf(stdout, NULL, _IOLBF, 0);
+        check_loaded_library();
+        return aes_main(atoi(argv[2]), argv[3], argv[4]);
+    }
+    if (argc == 5 && strcmp(argv[1], "sasl") == 0) {
+        setvbuf(stdout, NULL, _IOLBF, 0);
+        check_loaded_library();
+        return sasl_main(atoi(argv[2]), argv[3], argv[4]);
+    }
     if (argc != 6) {
         fprintf(stderr, "usage: %s port1 port2 pid2 dead_port ascii|binary\n", argv[0]);
+        fprintf(stderr, "       %s sasl port user password\n", argv[0]);
         return 2;
     }
     const int port1 = atoi(argv[1]), port2 = atoi(argv[2]), dead_port = atoi(argv[4]);
@@ -633,6 +906,24 @@ int main(int argc, char** argv) {
     int marker = 0;
     memcached_set_user_data(m, &marker);
     CHECK(memcached_get_user_data(m) == &marker);
+    /* The struct's own fields stay readable after memcached_free() of a caller's struct, as
+     * libmemcached reads them: Perl's Memcached::libmemcached reads its user data back right
+     * after freeing (its 02-create.t). Without a prefix the prefix is NULL and SUCCESS. */
+    {
+        memcached_st own;
+        CHECK(memcached_create(&own) == &own);
+        memcached_callback_get(&own, MEMCACHED_CALLBACK_PREFIX_KEY, &rc);
+        printf("no prefix get: %s\n", rcname(rc));
+        memcached_callback_get(&own, MEMCACHED_CALLBACK_USER_DATA, &rc);
+        printf("no user data get: %s\n", rcname(rc));
+        memcached_callback_set(&own, MEMCACHED_CALLBACK_USER_DATA, &marker);
+        memcached_free(&own);
+        void* back = memcached_callback_get(&own, MEMCACHED_CALLBACK_USER_DATA, &rc);
+        printf("user data after free: %s same=%d\n", rcname(rc), back == &marker);
+        memcached_st* fresh = memcached_clone(NULL, NULL);
+        printf("clone of nothing: %d servers=%u\n", fresh != NULL, memcached_server_count(fresh));
+        memcached_free(fresh);
+    }
 
     /* ---- user allocators: values come from the user's malloc ------------------------------ */
     rc = memcached_set_memory_allocators(m, u_malloc, u_free, u_realloc, u_calloc, &user_mallocs);
@@ -672,6 +963,22 @@ int main(int argc, char** argv) {
                                           sizeof err);
     printf("check_configuration bad: %s\n", rcname(rc));
     printf("~check_configuration message: %s\n", err);
+    /* libmemcached's parser messages (libmemcached-tools print them), without the handle's
+     * address and libmemcached's source location */
+    {
+        static const char* const bad[] = {
+            "--SERVER=127.0.0.1:1 --NO-SUCH-OPTION", "--NO-SUCH", "bogus", "--HASH=NOPE",
+            "--DISTRIBUTION=nope", "--SERVER=", "--VERIFY-KEY --NO-SUCH", ""};
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+            err[0] = 0;
+            rc = libmemcached_check_configuration(bad[i], strlen(bad[i]), err, sizeof err);
+            const char* text = err;
+            if (text[0] == '(' && strstr(text, ") ")) text = strstr(text, ") ") + 2;
+            char* at = strstr(err, " -> ");
+            if (at) *at = 0;
+            printf("check_configuration \"%s\": %s: %s\n", bad[i], rcname(rc), text);
+        }
+    }
     const char* good = "--SERVER=host-a.example:1 --SERVER=10.0.0.2:2/?3 --NAMESPACE=foo --HASH=MD5 --SUPPORT-CAS";
     rc = libmemcached_check_configuration(good, strlen(good), err, sizeof err);
     printf("check_configuration good: %s\n", rcname(rc));
@@ -691,6 +998,14 @@ int main(int argc, char** argv) {
         CHECK(now() - t0 < 5.0);
         CHECK(memcached_server_get_last_disconnect(&dead) != NULL);
         memcached_free(&dead);
+        /* memcached_flush: any server failing makes SOME ERRORS, its error the last one */
+        memcached_st dead2;
+        memcached_create(&dead2);
+        memcached_server_add(&dead2, "127.0.0.1", (in_port_t)dead_port);
+        if (binary) memcached_behavior_set(&dead2, MEMCACHED_BEHAVIOR_BINARY_PROTOCOL, 1);
+        printf("nothing listening flush: %s, last error %s\n", rcname(memcached_flush(&dead2, 0)),
+               rcname(memcached_last_error(&dead2)));
+        memcached_free(&dead2);
     }
     {
         memcached_st two;
@@ -716,6 +1031,7 @@ int main(int argc, char** argv) {
     }
 
     section_placement(port1, port2);
+    section_reconnects(port1, binary);
 
     memcached_free(m);
     /* memcached_free never frees the caller's storage: writing to it is still fine */

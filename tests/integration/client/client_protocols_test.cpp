@@ -202,4 +202,62 @@ TEST(ClientAsciiLimits, CounterWithInitialValueIsUnsupported) {
     EXPECT_EQ(c.set("k", "v"), Status::stored);
 }
 
+// Options::raw_binary_protocol_keys: over binary, keys of any bytes (what libmemcached sends
+// there) reach memcached and come back as they were; the length limits still hold, and the
+// default and the other protocols keep the text rules.
+TEST(ClientBinaryRawKeys, KeysOfAnyBytesRoundTripOnlyWhenAsked) {
+    folsom::test::MemcachedServer server;
+    folsom::Options o;
+    o.servers = {server.address()};
+    o.protocol = folsom::Protocol::binary;
+    const auto refused = [](auto&& call, std::error_code want) {
+        try {
+            call();
+            return false;
+        } catch (const std::system_error& e) {
+            return e.code() == want;
+        }
+    };
+    {
+        folsom::BlockingClient checked(o);
+        EXPECT_TRUE(refused([&] { checked.set("a key with spaces", "v"); },
+                            folsom::make_error_code(errc::invalid_key)));
+    }
+    o.raw_binary_protocol_keys = true;
+    folsom::BlockingClient c(o);
+    const std::vector<std::string> keys = {
+        "a key with spaces", std::string("\0\x01", 2), "tab\tand\r\nnewline",
+        "replacement \xef\xbf\xbd and \xf0\x9f\x92\xa3", std::string(250, ' ')};
+    for (std::size_t i = 0; i < keys.size(); ++i)
+        ASSERT_EQ(c.set(keys[i], "v" + std::to_string(i)), Status::stored) << i;
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+        auto v = c.get(keys[i]);
+        ASSERT_TRUE(v) << i;
+        EXPECT_EQ(v->data, "v" + std::to_string(i));
+    }
+    std::vector<std::string_view> views(keys.begin(), keys.end());
+    views.push_back("absent key");
+    auto r = c.get_multi(views);
+    ASSERT_EQ(r.values.size(), keys.size() + 1);
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+        ASSERT_TRUE(r.values[i]) << i;
+        EXPECT_EQ(r.values[i]->data, "v" + std::to_string(i));
+    }
+    EXPECT_FALSE(r.values.back());
+    EXPECT_EQ(c.del(keys[0]), Status::deleted);
+    EXPECT_FALSE(c.get(keys[0]));
+    // Lengths are still checked before anything is sent.
+    EXPECT_TRUE(refused([&] { c.set(std::string(251, 'k'), "v"); },
+                        folsom::make_error_code(errc::invalid_key)));
+    EXPECT_TRUE(refused([&] { c.get(""); }, folsom::make_error_code(errc::invalid_key)));
+    EXPECT_EQ(c.get(keys[1])->data, "v1");  // the connection is unharmed
+    // Only the binary protocol carries such keys.
+    for (folsom::Protocol p : {folsom::Protocol::ascii, folsom::Protocol::meta}) {
+        o.protocol = p;
+        EXPECT_TRUE(refused([&] { folsom::BlockingClient other(o); },
+                            folsom::make_error_code(errc::invalid_argument)))
+            << static_cast<int>(p);
+    }
+}
+
 }  // namespace

@@ -110,7 +110,8 @@ Options binary_options() {
 }
 
 struct BinaryHarness : test::DriverHarness {
-    BinaryHarness() : DriverHarness(std::make_unique<detail::BinaryDriver>(binary_options())) {}
+    explicit BinaryHarness(const Options& o = binary_options())
+        : DriverHarness(std::make_unique<detail::BinaryDriver>(o)) {}
     /// Submits `r`, which must encode, and returns its single request packet.
     Sent send(const Request& r, std::uint32_t part = 0) {
         EXPECT_FALSE(submit(r, part));
@@ -254,6 +255,35 @@ TEST(BinaryDriver, AMultiGetWithAnInvalidKeyAppendsNothing) {
     EXPECT_TRUE(h.inflight.empty());
     Retrieval none(OpCode::get, {});
     EXPECT_EQ(h.submit(none.r), errc::invalid_argument);
+    EXPECT_TRUE(h.out.empty());
+}
+
+TEST(BinaryDriver, RawKeysCarryAnyBytesOnlyWhenAsked) {
+    const std::string odd("a key\r\n\0\x01 \x7f\xff", 13);
+    {
+        BinaryHarness checked;
+        EXPECT_EQ(checked.submit(keyed(OpCode::set, odd)), errc::invalid_key);
+        EXPECT_TRUE(checked.out.empty());
+    }
+    Options o = binary_options();
+    o.raw_binary_protocol_keys = true;
+    BinaryHarness h(o);
+    Request set = keyed(OpCode::set, odd);
+    set.value = "v";
+    const Sent s = h.send(set);
+    EXPECT_EQ(s.opcode, Opcode::set);
+    EXPECT_EQ(s.key, odd);
+    Retrieval multi(OpCode::get, {odd, "plain"});
+    ASSERT_FALSE(h.submit(multi.r));
+    const auto sent = parse_requests(h.take_output());
+    ASSERT_EQ(sent.size(), 3u);  // two GETKQ and the NOOP
+    EXPECT_EQ(sent[0].key, odd);
+    EXPECT_EQ(sent[1].key, "plain");
+    // The length is still checked: 1..250 bytes.
+    EXPECT_EQ(h.submit(keyed(OpCode::del, std::string(251, 'k'))), errc::invalid_key);
+    EXPECT_EQ(h.submit(keyed(OpCode::del, "")), errc::invalid_key);
+    Retrieval too_long(OpCode::get, {"ok", std::string(251, 'k')});
+    EXPECT_EQ(h.submit(too_long.r), errc::invalid_key);
     EXPECT_TRUE(h.out.empty());
 }
 
