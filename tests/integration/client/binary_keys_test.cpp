@@ -2,7 +2,8 @@
 // value, 0..255, stored, read one by one, by multi-get (owning and view) under their raw
 // bytes, touched, counted and deleted; 186 bytes fit and 187 are refused before sending; the
 // item is the one a text-key client sees (memcached stores the decoded bytes); placement
-// hashes the raw bytes; key_prefix and routes; and the refusal over ascii and binary.
+// hashes the raw bytes; the items are those raw binary-protocol keys name; key_prefix and
+// routes; and the refusal over ascii and binary.
 #include "folsom/blocking_client.hpp"
 #include "folsom/cache_recipes.hpp"
 #include "folsom/cluster/continuum.hpp"
@@ -240,6 +241,28 @@ TEST_F(BinaryKeys, ATextKeyNamesTheSameItemWithOrWithoutBinaryKeys) {
     ASSERT_TRUE(r.values[0] && r.values[1]);
     EXPECT_EQ(r.values[0]->data, "from binary");
     EXPECT_EQ(r.values[1]->data, "from text");
+}
+
+TEST_F(BinaryKeys, TheSameItemsAsRawKeysOverTheBinaryProtocol) {
+    // memcached stores the raw bytes whether they came in base64 (meta b) or as they are
+    // (binary protocol, Options::raw_binary_protocol_keys): each client reads what the other
+    // wrote, for keys of every byte value.
+    folsom::BlockingClient meta(binary_options(server_));
+    folsom::Options raw_options;
+    raw_options.servers = {server_.address()};
+    raw_options.protocol = folsom::Protocol::binary;
+    raw_options.raw_binary_protocol_keys = true;
+    folsom::BlockingClient raw(raw_options);
+    const auto keys = one_byte_keys();
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+        const std::string k = keys[i] + "\r\n";
+        ASSERT_EQ(meta.set(k, "meta " + value_of(i)), Status::stored) << i;
+        auto v = raw.get(k);
+        ASSERT_TRUE(v) << i;
+        EXPECT_EQ(v->data, "meta " + value_of(i));
+        ASSERT_EQ(raw.set(k, "raw " + value_of(i)), Status::stored) << i;
+        EXPECT_EQ(meta.get(k)->data, "raw " + value_of(i)) << i;
+    }
 }
 
 TEST(BinaryKeysPlacement, PlacementHashesTheRawBytes) {
