@@ -176,10 +176,11 @@ struct FOLSOM_EXPORT Options {
     /// text protocol's rules. This is what libmemcached does over binary (where it never
     /// checks a key's bytes), and what the libmemcached drop-in needs for the keys PHP and
     /// pylibmc store there. Such a key names an item only another binary client of this kind,
-    /// or a meta client with binary_keys, can name (memcached stores the raw bytes). A key outside 1..250 bytes still fails with
-    /// errc::invalid_key and nothing is sent. Off (the default): the text rules everywhere.
-    /// Only with Protocol::binary: Client::connect throws std::system_error(invalid_argument)
-    /// otherwise (a route pool of another protocol keeps the text rules).
+    /// or a meta client with binary_keys, can name (memcached stores the raw bytes). A key
+    /// outside 1..250 bytes still fails with errc::invalid_key and nothing is sent. Off (the
+    /// default): the text rules everywhere. Only with Protocol::binary: Client::connect throws
+    /// std::system_error(invalid_argument) otherwise (a route pool of another protocol keeps the
+    /// text rules).
     bool raw_binary_protocol_keys = false;
 
     /// With key_prefix set: place keys on servers by the prefixed key (true, the default), or
