@@ -6,9 +6,11 @@
 #include "folsom/protocol/key.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <pthread.h>
 #include <unistd.h>
 
 namespace folsom::compat {
@@ -22,8 +24,33 @@ Handle::~Handle() {
     disconnect();
 }
 
+namespace {
+
+// This process's id, kept current by a fork handler rather than asked of the kernel: glibc
+// does not cache getpid(), and forget_if_forked() runs on every call, where a system call
+// would add to every operation's cost. A child made by fork() (not a raw clone(2), which
+// runs no handlers and cannot use this library's locks safely anyway) gets its own id here
+// before fork() returns in it.
+std::atomic<pid_t> cached_pid{0};
+
+void refresh_pid() noexcept {
+    cached_pid.store(::getpid(), std::memory_order_relaxed);
+}
+
+pid_t current_pid() noexcept {
+    static const bool registered = [] {
+        refresh_pid();
+        ::pthread_atfork(nullptr, nullptr, refresh_pid);
+        return true;
+    }();
+    static_cast<void>(registered);
+    return cached_pid.load(std::memory_order_relaxed);
+}
+
+}  // namespace
+
 void Handle::forget_if_forked() {
-    if (!loop || loop_pid == ::getpid()) return;
+    if (!loop || loop_pid == current_pid()) return;
     for (auto& s : servers) {
         if (!s->client) continue;
         static_cast<void>(new Client(std::move(*s->client)));  // never shut down, never freed
@@ -55,7 +82,7 @@ Client& Handle::client(std::size_t i) {
     ServerEntry& s = *servers[i];
     if (!loop) {
         loop = std::make_unique<detail::BlockingLoop>(false);
-        loop_pid = ::getpid();
+        loop_pid = current_pid();
     }
     if (s.client) return *s.client;
     Options o;
