@@ -32,3 +32,16 @@ if(FOLSOM_BUILD_TESTS AND NOT FOLSOM_TEST_PREFIX
            COMMAND ${PROJECT_SOURCE_DIR}/scripts/compat-check --self-test)
   set_tests_properties(compat.check_self_test PROPERTIES LABELS compat TIMEOUT 60)
 endif()
+
+# compat.consumer_faults: php-memcached and pylibmc on Debian's libmemcached and on the drop-in
+# with a server killed, closing mid-request, frozen (SIGSTOP) or answering garbage between a set
+# and a get: the drop-in must give Debian's return code, within the poll timeout (plus slack
+# for a loaded machine). Skipped (77) when neither consumer is installed; about 10 s.
+if(FOLSOM_BUILD_TESTS AND TARGET folsom_libmemcached AND NOT FOLSOM_SANITIZE
+   AND (NOT FOLSOM_TEST_ONLY OR "compat_consumer_faults" MATCHES "${FOLSOM_TEST_ONLY}"))
+  add_test(NAME compat.consumer_faults
+           COMMAND ${PROJECT_SOURCE_DIR}/tests/compat/libmemcached/faults/consumer_faults.py
+                   --lib-dir $<TARGET_FILE_DIR:folsom_libmemcached>)
+  set_tests_properties(compat.consumer_faults PROPERTIES
+    LABELS compat SKIP_RETURN_CODE 77 TIMEOUT 180)
+endif()

@@ -101,7 +101,13 @@ Client& Handle::client(std::size_t i) {
         return std::chrono::milliseconds(v > 0 ? v : fallback);
     };
     o.connect_timeout = ms(root->connect_timeout, MEMCACHED_DEFAULT_CONNECT_TIMEOUT);
-    o.request_timeout = ms(root->poll_timeout, MEMCACHED_DEFAULT_TIMEOUT);
+    // The core notices a stalled connection between request_timeout and a quarter more
+    // (its health check runs every quarter of it); libmemcached gives up after one poll
+    // timeout. Four fifths of the poll timeout makes the drop-in answer TIMEOUT by then.
+    {
+        const std::chrono::milliseconds poll = ms(root->poll_timeout, MEMCACHED_DEFAULT_TIMEOUT);
+        o.request_timeout = std::max(poll * 4 / 5, std::chrono::milliseconds(1));
+    }
     // libmemcached waits retry_timeout seconds before it tries a failed server again.
     const std::chrono::milliseconds retry(
         root->retry_timeout > 0 ? std::int64_t{root->retry_timeout} * 1000 : 0);
