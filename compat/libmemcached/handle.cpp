@@ -81,7 +81,10 @@ Client& Handle::client(std::size_t i) {
     forget_if_forked();
     ServerEntry& s = *servers[i];
     if (!loop) {
-        loop = std::make_unique<detail::BlockingLoop>(false);
+        // A memcached_st is used by one thread at a time (libmemcached's rule; its pool hands
+        // a handle from thread to thread under a lock): asio's hint of one running thread lets
+        // its scheduler skip work it does for concurrent runners, on every call.
+        loop = std::make_unique<detail::BlockingLoop>(false, 1);
         loop_pid = current_pid();
     }
     if (s.client) return *s.client;
