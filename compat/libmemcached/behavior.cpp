@@ -485,13 +485,16 @@ void* memcached_callback_get(memcached_st* ptr, const memcached_callback_t flag,
     // The callbacks and the user data are fields of the struct, read as libmemcached reads
     // them: without a Handle too, i.e. after memcached_free() of a caller's struct (Perl's
     // Memcached::libmemcached reads its user data back right after freeing).
-    const Handle* h = handle_of(ptr);
+    // The Handle is looked up only for what it holds (the prefix), so that the other reads
+    // touch nothing but the struct's own field, as libmemcached's do.
     *error = MEMCACHED_SUCCESS;
     void* out = nullptr;
     switch (flag) {
-        case MEMCACHED_CALLBACK_PREFIX_KEY:
+        case MEMCACHED_CALLBACK_PREFIX_KEY: {
             // No prefix: NULL, and still MEMCACHED_SUCCESS.
+            const Handle* h = handle_of(ptr);
             return h && !h->prefix.empty() ? const_cast<char*>(h->prefix.data()) : nullptr;
+        }
         case MEMCACHED_CALLBACK_USER_DATA:
             out = ptr->user_data;
             break;

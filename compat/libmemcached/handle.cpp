@@ -6,9 +6,11 @@
 #include "folsom/protocol/key.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <pthread.h>
 #include <unistd.h>
 
 namespace folsom::compat {
@@ -22,8 +24,33 @@ Handle::~Handle() {
     disconnect();
 }
 
+namespace {
+
+// This process's id, kept current by a fork handler rather than asked of the kernel: glibc
+// does not cache getpid(), and forget_if_forked() runs on every call, where a system call
+// would add to every operation's cost. A child made by fork() (not a raw clone(2), which
+// runs no handlers and cannot use this library's locks safely anyway) gets its own id here
+// before fork() returns in it.
+std::atomic<pid_t> cached_pid{0};
+
+void refresh_pid() noexcept {
+    cached_pid.store(::getpid(), std::memory_order_relaxed);
+}
+
+pid_t current_pid() noexcept {
+    static const bool registered = [] {
+        refresh_pid();
+        ::pthread_atfork(nullptr, nullptr, refresh_pid);
+        return true;
+    }();
+    static_cast<void>(registered);
+    return cached_pid.load(std::memory_order_relaxed);
+}
+
+}  // namespace
+
 void Handle::forget_if_forked() {
-    if (!loop || loop_pid == ::getpid()) return;
+    if (!loop || loop_pid == current_pid()) return;
     for (auto& s : servers) {
         if (!s->client) continue;
         static_cast<void>(new Client(std::move(*s->client)));  // never shut down, never freed
@@ -54,8 +81,11 @@ Client& Handle::client(std::size_t i) {
     forget_if_forked();
     ServerEntry& s = *servers[i];
     if (!loop) {
-        loop = std::make_unique<detail::BlockingLoop>(false);
-        loop_pid = ::getpid();
+        // A memcached_st is used by one thread at a time (libmemcached's rule; its pool hands
+        // a handle from thread to thread under a lock): asio's hint of one running thread lets
+        // its scheduler skip work it does for concurrent runners, on every call.
+        loop = std::make_unique<detail::BlockingLoop>(false, 1);
+        loop_pid = current_pid();
     }
     if (s.client) return *s.client;
     Options o;
@@ -74,7 +104,13 @@ Client& Handle::client(std::size_t i) {
         return std::chrono::milliseconds(v > 0 ? v : fallback);
     };
     o.connect_timeout = ms(root->connect_timeout, MEMCACHED_DEFAULT_CONNECT_TIMEOUT);
-    o.request_timeout = ms(root->poll_timeout, MEMCACHED_DEFAULT_TIMEOUT);
+    // The core notices a stalled connection between request_timeout and a quarter more
+    // (its health check runs every quarter of it); libmemcached gives up after one poll
+    // timeout. Four fifths of the poll timeout makes the drop-in answer TIMEOUT by then.
+    {
+        const std::chrono::milliseconds poll = ms(root->poll_timeout, MEMCACHED_DEFAULT_TIMEOUT);
+        o.request_timeout = std::max(poll * 4 / 5, std::chrono::milliseconds(1));
+    }
     // libmemcached waits retry_timeout seconds before it tries a failed server again.
     const std::chrono::milliseconds retry(
         root->retry_timeout > 0 ? std::int64_t{root->retry_timeout} * 1000 : 0);

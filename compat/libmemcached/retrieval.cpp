@@ -91,9 +91,14 @@ memcached_return_t mget(memcached_st* ptr, std::string_view group, const char* c
             for (const auto& e : result.errors)
                 if (e) server_ec = e;
         if (server_ec) {
-            ++failed;
             const memcached_return_t rc = finish(*h, s, server_ec, MEMCACHED_SUCCESS);
-            if (first_failure == MEMCACHED_SUCCESS) first_failure = rc;
+            // libmemcached's mget only sends: a reply it cannot read is met by the fetch, which
+            // ends without the keys (NOT FOUND / END). Here the mget has read the replies
+            // already; a protocol error is therefore no failure of the mget, only a miss.
+            if (rc != MEMCACHED_PROTOCOL_ERROR) {
+                ++failed;
+                if (first_failure == MEMCACHED_SUCCESS) first_failure = rc;
+            }
         } else {
             finish(*h, s, {}, MEMCACHED_SUCCESS);
         }
@@ -250,6 +255,10 @@ char* memcached_get_by_key(memcached_st* ptr, const char* group_key, size_t grou
     });
     if (ec) {
         *error = finish(h, p.server, ec, MEMCACHED_SUCCESS);
+        // libmemcached's get is an mget and a fetch: a reply line it cannot read ends the fetch
+        // with no value, which memcached_get reports as NOTFOUND (the read failure stays the
+        // last error). php-memcached and pylibmc then see a miss, not an error.
+        if (*error == MEMCACHED_PROTOCOL_ERROR) *error = MEMCACHED_NOTFOUND;
         return nullptr;
     }
     if (value && !decrypt_in_place(h, *value)) {
