@@ -9,6 +9,7 @@
 #include "folsom/blocking_client.hpp"
 
 #include "support/child_process.hpp"
+#include "support/elasticache_endpoint.hpp"
 #include "support/memcached_server.hpp"
 #include "support/tls_files.hpp"
 
@@ -220,11 +221,21 @@ TEST(LibmemcachedFolsomConfig, MetaProtocolWithQuietWritesOnTheWire) {
     // --META wins over BINARY_PROTOCOL (given in the program's configuration string).
     VerboseMemcached second;
     int status = 0;
-    const std::string out = run(
+    std::string out = run(
         {CONFIG_CONSUMER, "--config", "--SERVER=" + second.where() + " --BINARY-PROTOCOL --META"},
         {}, &status);
     EXPECT_EQ(out, all_ok);
     EXPECT_NE(second.text().find(" mg folsom-config-key "), std::string::npos);
+
+    // BUFFER_REQUESTS with --QUIET-WRITES: the held set goes quiet when the get flushes it.
+    VerboseMemcached third;
+    out = run({CONFIG_CONSUMER, "--config",
+               "--SERVER=" + third.where() + " --BUFFER-REQUESTS --META --QUIET-WRITES"},
+              {}, &status);
+    EXPECT_EQ(out.rfind("set: ACTION QUEUED\n", 0), 0u) << out;  // MEMCACHED_BUFFERED
+    EXPECT_NE(out.find("get: SUCCESS replicated flags=7\n"), std::string::npos) << out;
+    EXPECT_NE(third.text().find(" ms folsom-config-key 10 F7 q "), std::string::npos)
+        << third.text();
 }
 
 TEST(LibmemcachedFolsomConfig, AllSyncRouteReplicatesToBothServers) {
@@ -263,6 +274,19 @@ TEST(LibmemcachedFolsomConfig, SrvDiscoveryFromALoopbackDnsServer) {
                   "--SRV=" + name + " --SRV-NAMESERVERS=127.0.0.1:" + std::to_string(dns_port));
     EXPECT_EQ(consumer(conf.path(), {"127.0.0.1:1"}), all_ok);
     EXPECT_EQ(read_directly(server.address()), "replicated");
+}
+
+TEST(LibmemcachedFolsomConfig, ElastiCacheDiscoveryFromAConfigurationEndpoint) {
+    MemcachedServer a, b;
+    folsom::test::ElastiCacheEndpoint endpoint;
+    endpoint.serve(1, folsom::test::ElastiCacheEndpoint::entries(
+                          {folsom::ServerAddress{"127.0.0.1", a.port(), 1},
+                           folsom::ServerAddress{"127.0.0.1", b.port(), 1}}));
+    TempFile conf("folsom.conf", "--ELASTICACHE=" + endpoint.address());
+    EXPECT_EQ(consumer(conf.path(), {"127.0.0.1:1"}), all_ok);
+    // The key is on exactly one of the two discovered servers (the ring's choice).
+    const std::string on_a = read_directly(a.address()), on_b = read_directly(b.address());
+    EXPECT_EQ((on_a == "replicated") + (on_b == "replicated"), 1) << on_a << " " << on_b;
 }
 
 TEST(LibmemcachedFolsomConfig, BadConfigurationIsRefusedAndNothingIsSent) {
