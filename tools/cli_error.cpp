@@ -72,6 +72,10 @@ std::string describe(std::error_code ec, const ErrorContext& ctx) {
     if (ec.category() != folsom::category()) return at(ec.message());
     switch (static_cast<errc>(ec.value())) {
         case errc::invalid_key:
+            if (ctx.binary_keys)
+                return fmt::format(
+                    "invalid key \"{}\": with --binary-keys a key is 1 to 186 bytes ({} given)",
+                    printable(ctx.key), ctx.key.size());
             return fmt::format(
                 "invalid key \"{}\": a key is 1 to 250 bytes, without spaces or control "
                 "characters",

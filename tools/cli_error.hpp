@@ -23,6 +23,7 @@ struct ErrorContext {
     std::size_t max_value_size = 0;
     int timeout_ms = 0;
     bool sasl = false;  ///< connections log in (--username): errc::unsupported is the login's
+    bool binary_keys = false;  ///< --binary-keys: a key is 1 to 186 bytes of any value
 };
 
 /// One line (no trailing newline) saying what went wrong, naming the server where one is

@@ -156,6 +156,7 @@ class Session {
         c.max_value_size = options_.max_value_size;
         c.timeout_ms = g_.timeout_ms;
         c.sasl = !g_.username.empty();
+        c.binary_keys = g_.binary_keys;
         return c;
     }
 
@@ -185,6 +186,10 @@ class Session {
 };
 
 }  // namespace
+
+void Commands::finish() {
+    if (g_.binary_keys) key_ = unescape_key(key_);
+}
 
 void Commands::add_to(CLI::App& app, std::function<int()>& action) {
     auto key_arg = [this](CLI::App* c) { c->add_option("KEY", key_, "The key")->required(); };
@@ -375,8 +380,8 @@ void Commands::add_to(CLI::App& app, std::function<int()>& action) {
             Session s(g_);
             auto request = [&] { return s.client().delete_all(key_); };
             // A bad key is the key's fault (named as such); otherwise every server failed.
-            auto nodes =
-                protocol::validate_key(key_) ? s.on_key(key_, 0, request) : s.on_all(request);
+            auto nodes = protocol::validate_key(key_, g_.binary_keys) ? s.on_key(key_, 0, request)
+                                                                      : s.on_all(request);
             bool deleted = false;
             s.per_node(nodes, [&](const NodeResult<Status>& n) {
                 deleted = deleted || n.value == Status::deleted;

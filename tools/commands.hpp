@@ -24,6 +24,10 @@ class Commands {
     /// Registers the commands; the one the user picks stores its runner in `action`.
     void add_to(CLI::App& app, std::function<int()>& action);
 
+    /// After parsing (and GlobalOptions::finish): with --binary-keys, reads KEY's \xHH escapes
+    /// (unescape_key). Throws CliError for a bad escape.
+    void finish();
+
   private:
     const GlobalOptions& g_;
     // Parsed arguments (one command runs per process, so they can share fields).

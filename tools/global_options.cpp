@@ -76,6 +76,10 @@ void GlobalOptions::add_to(CLI::App& app) {
                    "when --protocol is not given), text authentication over ascii or meta "
                    "(memcached -Y)")
         ->type_name("USER");
+    app.add_flag("--binary-keys", binary_keys,
+                 "Keys of any bytes (NUL, space, newline, 0x80-0xff; 1 to 186 of them), sent in "
+                 "base64 over the meta protocol (the protocol when --protocol is not given). "
+                 "Write a byte as \\xHH and a backslash as \\\\, e.g. 'user\\x00id'");
     app.add_flag("--tls", tls,
                  "Connect with TLS (memcached -Z), verifying the server's "
                  "certificate and name");
@@ -101,10 +105,14 @@ void GlobalOptions::finish() {
         tls = true;
     if (!tls_key.empty() && tls_cert.empty())
         throw CliError("--tls-key needs --tls-cert (the certificate the key belongs to)");
-    if (!username.empty()) {
-        const bool protocol_given = protocol_option_ != nullptr && protocol_option_->count() > 0;
-        if (!protocol_given) protocol_name = "binary";
+    if (binary_keys) {
+        if (!protocol_given())
+            protocol_name = "meta";
+        else if (protocol_name != "meta")
+            throw CliError("--binary-keys needs --protocol meta (" + protocol_name +
+                           " cannot carry keys of any bytes)");
     }
+    if (!username.empty() && !protocol_given() && !binary_keys) protocol_name = "binary";
     if (!distribution_name.empty()) {
         std::string why;
         const auto parsed = cluster::parse_distribution(distribution_name, &why);
@@ -118,6 +126,40 @@ void GlobalOptions::finish() {
             throw CliError(e.message());  // "<json path>: <why>", one line
         }
     }
+}
+
+bool GlobalOptions::protocol_given() const {
+    return protocol_option_ != nullptr && protocol_option_->count() > 0;
+}
+
+std::string unescape_key(std::string_view text) {
+    auto hex = [](char c) -> int {
+        if (c >= '0' && c <= '9') return c - '0';
+        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+        return -1;
+    };
+    std::string out;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        if (text[i] != '\\') {
+            out += text[i];
+            continue;
+        }
+        if (i + 1 < text.size() && text[i + 1] == '\\') {
+            out += '\\';
+            ++i;
+            continue;
+        }
+        if (i + 3 < text.size() && text[i + 1] == 'x' && hex(text[i + 2]) >= 0 &&
+            hex(text[i + 3]) >= 0) {
+            out += static_cast<char>(hex(text[i + 2]) * 16 + hex(text[i + 3]));
+            i += 3;
+            continue;
+        }
+        throw CliError("bad escape in key \"" + printable(text, 200) +
+                       "\": with --binary-keys write a byte as \\xHH and a backslash as \\\\");
+    }
+    return out;
 }
 
 bool GlobalOptions::servers_named() const {
@@ -201,6 +243,7 @@ Options GlobalOptions::options(std::vector<std::string> server_list) const {
     o.connect_timeout = std::chrono::milliseconds(timeout_ms);
     o.request_timeout = std::chrono::milliseconds(timeout_ms);
     o.distribution = distribution;
+    o.binary_keys = binary_keys;
     if (!username.empty()) {
         const char* password = std::getenv(password_variable);
         if (password == nullptr || *password == '\0')

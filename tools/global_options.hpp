@@ -14,6 +14,12 @@
 
 namespace folsom::cli {
 
+/// A --binary-keys KEY as bytes: "\xHH" (two hex digits, either case) is the byte 0xHH and
+/// "\\" a backslash; every other byte stands for itself. Any other backslash sequence is a
+/// CliError (so that a key never means something other than what was typed). The escapes are
+/// those `printable` writes, so a key in an error message can be pasted back.
+std::string unescape_key(std::string_view text);
+
 /// The environment variable the SASL password is read from (never from the command line,
 /// where other users could read it in the process list).
 inline constexpr const char* password_variable = "MEMCACHED_PASSWORD";
@@ -33,6 +39,10 @@ struct GlobalOptions {
 
     std::string username;  ///< --username: SASL (binary) or text (ascii, meta) login; empty: none
 
+    /// --binary-keys: keys of any bytes (Options::binary_keys, meta only), written on the
+    /// command line with \xHH escapes (unescape_key).
+    bool binary_keys = false;
+
     bool tls = false;             ///< --tls, or implied by any --tls-* option
     std::string tls_ca;           ///< --tls-ca
     std::string tls_cert;         ///< --tls-cert
@@ -44,7 +54,8 @@ struct GlobalOptions {
     void add_to(CLI::App& app);
 
     /// Settles what the options imply once they are parsed: --username selects the binary
-    /// protocol when --protocol was not given (ascii and meta log in with text auth), any
+    /// protocol when --protocol was not given (ascii and meta log in with text auth),
+    /// --binary-keys selects meta (and refuses another --protocol), any
     /// --tls-* turns on --tls, --config is read into `routes`, --distribution is read (an
     /// unknown name is a CliError listing the names). Throws CliError for a
     /// contradiction or a configuration that cannot be used (its message is the
@@ -81,6 +92,7 @@ struct GlobalOptions {
     }
 
   private:
+    bool protocol_given() const;
     const CLI::Option* protocol_option_ = nullptr;  // to tell "--protocol ascii" from the default
     const CLI::Option* config_option_ = nullptr;    // to tell "--config ''" from no --config
 };

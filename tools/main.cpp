@@ -65,6 +65,7 @@ int main(int argc, char** argv) {
     try {
         app.parse(argc, argv);
         global.finish();
+        commands.finish();
     } catch (const CLI::CallForHelp& e) {
         return app.exit(e);
     } catch (const CLI::CallForAllHelp& e) {

@@ -457,7 +457,8 @@ class FOLSOM_EXPORT Client {
         detail::Request r;
         r.code = detail::OpCode::del;
         r.key = key;
-        return all_nodes<Status>(r, std::forward<Token>(token), protocol::validate_key(key));
+        return all_nodes<Status>(r, std::forward<Token>(token),
+                                 protocol::validate_key(key, core_ && core_->binary_keys()));
     }
     /// `verbosity LEVEL` on every server (the level of memcached's own logging).
     /// void(std::error_code, std::vector<NodeResult<Status>>): Status::ok from each server.

@@ -32,8 +32,9 @@ class Tracer;   // tracing.hpp
 /// The wire protocol. Every Client operation works over all three, except that only binary and
 /// meta can create a missing counter (incr/decr with an initial value; ascii: errc::unsupported)
 /// and only binary does SASL. Keys follow the text protocol's rules over all three (1..250
-/// bytes, no space or control character), so a key means the same whatever the protocol
-/// (Options::raw_binary_protocol_keys lifts the rules over binary, for libmemcached's users).
+/// bytes, no space or control character), so a key means the same whatever the protocol.
+/// Keys of any bytes: Options::binary_keys over meta (base64 on the wire), or
+/// Options::raw_binary_protocol_keys over binary (as libmemcached sends them there).
 enum class Protocol : std::uint8_t { ascii, binary, meta };
 
 /// TLS for every connection (memcached started with -Z). Certificates are PEM files.
@@ -133,13 +134,40 @@ struct FOLSOM_EXPORT Options {
 
     // ---- key namespace ------------------------------------------------------------------
 
+    /// Keys are binary: any bytes (NUL, space, CR, LF, 0x80..0xff included), 1..186 of them
+    /// (protocol::max_binary_key_length: memcached limits the *encoded* key to 250 bytes).
+    /// Every key of every call (get, get_multi and its view forms, gets/cas, the stores,
+    /// delete, touch, gat, incr/decr, delete_all, the meta calls, QuietClient, TypedClient,
+    /// the recipes) is sent in base64 with the meta 'b' flag. A key outside 1..186 bytes
+    /// fails with errc::invalid_key and nothing is sent. Results come back under the caller's
+    /// own bytes (MultiGetResult, ValueView::key: the server's base64 keys are decoded).
+    ///
+    /// Meta protocol only: with Protocol::ascii or Protocol::binary (or a route pool whose
+    /// "protocol" is one of them), Client::connect throws std::system_error(errc::unsupported)
+    /// (RouteConfigError for a pool): ascii cannot carry such a key, and over binary
+    /// raw_binary_protocol_keys is the switch (keys as they are, up to 250 bytes). Both name
+    /// the same items, since memcached stores the raw bytes either way.
+    ///
+    /// memcached stores the decoded bytes, so a key that is also a valid text key names the
+    /// same item with or without this switch (a client without it reads what one with it
+    /// wrote): there is no per-call choice because none is needed. Placement hashes the raw
+    /// bytes, never the base64 form, so a key lands where any client hashing the raw key puts
+    /// it. key_prefix, when set, is put in front of the raw key and the two are encoded
+    /// together (the 186-byte limit counts both); with binary_keys the prefix may hold any
+    /// bytes, up to 185. A multi-key get or gets holding a key that is not a valid text key
+    /// goes as one mg per key (its position in the opaque) rather than one classic
+    /// "get k1 k2 ..." line, which has no base64 form; one of valid text keys keeps the line
+    /// (the same items, and its replies name keys by their raw bytes).
+    bool binary_keys = false;
+
     /// Prepended to the key of every operation before it is sent (libmemcached's
     /// MEMCACHED_CALLBACK_PREFIX_KEY / namespace), so that several applications can share
     /// servers without their keys colliding. The caller never sees it: keys given to and
     /// returned by the client (multi-get results, ValueView::key) are without it. The prefix
     /// counts toward the 250-byte key limit: a key that is too long once prefixed fails with
     /// errc::invalid_key. It follows the key rules (no space or control character) and is at
-    /// most 249 bytes; otherwise Client::connect throws std::system_error(invalid_argument).
+    /// most 249 bytes (with binary_keys: any bytes, at most 185); otherwise Client::connect
+    /// throws std::system_error(invalid_argument).
     /// Empty (the default): keys are sent as given, and nothing is added to the request path.
     std::string key_prefix{};
 
@@ -147,11 +175,12 @@ struct FOLSOM_EXPORT Options {
     /// any value (space, CR, LF, NUL and other control bytes included), rather than by the
     /// text protocol's rules. This is what libmemcached does over binary (where it never
     /// checks a key's bytes), and what the libmemcached drop-in needs for the keys PHP and
-    /// pylibmc store there. Such a key names an item no text or meta client can name (only
-    /// another binary client reaches it). A key outside 1..250 bytes still fails with
-    /// errc::invalid_key and nothing is sent. Off (the default): the text rules everywhere.
-    /// Only with Protocol::binary: Client::connect throws std::system_error(invalid_argument)
-    /// otherwise (a route pool of another protocol keeps the text rules).
+    /// pylibmc store there. Such a key names an item only another binary client of this kind,
+    /// or a meta client with binary_keys, can name (memcached stores the raw bytes). A key
+    /// outside 1..250 bytes still fails with errc::invalid_key and nothing is sent. Off (the
+    /// default): the text rules everywhere. Only with Protocol::binary: Client::connect throws
+    /// std::system_error(invalid_argument) otherwise (a route pool of another protocol keeps the
+    /// text rules).
     bool raw_binary_protocol_keys = false;
 
     /// With key_prefix set: place keys on servers by the prefixed key (true, the default), or

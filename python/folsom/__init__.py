@@ -13,6 +13,7 @@ from . import tls as _tls  # records load_cert_chain() for tls_context= (folsom/
 from .aio import AsyncClient
 from .client import Client, HashClient, PooledClient, QuietView
 from .exceptions import (
+    ClientError,
     MemcacheAuthError,
     MemcacheClientError,
     MemcacheClosedError,
@@ -32,7 +33,7 @@ from .exceptions import (
 )
 
 __all__ = [
-    "AsyncClient", "Client", "HashClient", "PooledClient", "QuietView",
+    "AsyncClient", "Client", "ClientError", "HashClient", "PooledClient", "QuietView",
     "MemcacheAuthError", "MemcacheClientError", "MemcacheClosedError", "MemcacheConnectionError",
     "MemcacheDecodeError", "MemcacheError", "MemcacheFillError", "MemcacheIllegalInputError",
     "MemcacheOverloadedError", "MemcacheServerError", "MemcacheTimeoutError", "MemcacheTLSError",

@@ -198,7 +198,7 @@ def native_options(servers, protocol, connect_timeout, timeout, no_delay, key_pr
     known = {
         "tcp_keepalive", "distribution", "max_outstanding_requests", "max_value_size", "connections_per_server",
         "request_timeout", "reconnect_initial_delay", "reconnect_max_delay", "scatter_threshold",
-        "tcp_nodelay", "hash_with_key_prefix", "retry_idempotent", "failover", "dead_timeout",
+        "tcp_nodelay", "hash_with_key_prefix", "binary_keys", "retry_idempotent", "failover", "dead_timeout",
         "tls", "tls_ca_file", "tls_cert_file", "tls_key_file", "tls_server_name", "tls_verify",
         "sasl_username", "sasl_password", "metrics", "routes", "allow_unicode_keys",
         "ascii_str_values",

@@ -18,14 +18,22 @@ of this backend's:
   reconnects on its own and serves every thread, so by default close() keeps the connections,
   as PyLibMCCache does. True drops them as PyMemcacheCache does (the next call reconnects).
 
+A PyLibMCCache user's OPTIONS are taken too, with pylibmc's meaning (see pylibmc_options()):
+``binary`` (True: protocol="binary") and ``behaviors`` (tcp_nodelay, ketama, distribution,
+connect_timeout, ...; a behaviour folsom has no counterpart for is accepted as a documented
+no-op, an unknown one raises ValueError). The client then reads them back as pylibmc.Client
+does (``cache._cache.binary``, ``cache._cache.behaviors``).
+
 Values are stored as pymemcache's pickle serde stores them, so PyMemcacheCache and FolsomCache
 read each other's entries.
 """
 
+import os
 import re
 
 from django.core.cache.backends.base import DEFAULT_TIMEOUT, default_key_func
 from django.core.cache.backends.memcached import BaseMemcachedCache
+from django.utils.functional import cached_property
 
 import folsom
 
@@ -46,6 +54,120 @@ def _default_serde():
         return _serde.pickle_serde
 
 
+# pylibmc behaviours (pylibmc.all_behaviors) that have no counterpart in folsom, and why each
+# changes nothing.
+_PYLIBMC_NO_OPS = {
+    "no_block": "folsom's I/O is always non-blocking",
+    "buffer_requests": "folsom always pipelines requests onto its connections",
+    "cas": "folsom always reads CAS values (gets/cas need no switch)",
+    "verify_keys": "folsom always checks keys before sending them",
+    "failure_limit": "a failed server is ejected at its first failure for dead_timeout",
+    "_io_msg_watermark": "libmemcached's I/O buffering; folsom's event loop has no counterpart",
+    "_io_bytes_watermark": "libmemcached's I/O buffering; folsom's event loop has no counterpart",
+    "_io_key_prefetch": "libmemcached's I/O buffering; folsom's event loop has no counterpart",
+    "_poll_timeout": "libmemcached's poll() timeout; folsom's is the request timeout",
+    "_socket_send_size": "folsom keeps the kernel's socket buffer sizes",
+    "_socket_recv_size": "folsom keeps the kernel's socket buffer sizes",
+    "_sort_hosts": "folsom's placement does not depend on the order of the servers",
+}
+
+# pylibmc's distribution names -> folsom's; the others are refused with the reason.
+_PYLIBMC_DISTRIBUTIONS = {"consistent": "ketama", "consistent ketama": "ketama",
+                          "consistent ketama spy": "ketama_spymemcached"}
+
+
+def _kernel_keepalive():
+    """SO_KEEPALIVE's timings as the kernel sets them (what pylibmc's tcp_keepalive uses)."""
+    out = []
+    for name, default in (("tcp_keepalive_time", 7200), ("tcp_keepalive_intvl", 75),
+                          ("tcp_keepalive_probes", 9)):
+        try:
+            with open(os.path.join("/proc/sys/net/ipv4", name)) as f:
+                out.append(int(f.read()))
+        except (OSError, ValueError):
+            out.append(default)
+    return tuple(out)
+
+
+def pylibmc_options(binary, behaviors, options):
+    """PyLibMCCache's OPTIONS (pylibmc.Client's binary= and behaviors=) as folsom's options,
+    added to `options`; returns the behaviours as pylibmc.Client.behaviors reads them back.
+
+    Mapped: binary=True -> protocol="binary" (False: the text protocol, folsom's meta);
+    tcp_nodelay -> no_delay; tcp_keepalive -> tcp_keepalive with the kernel's timings;
+    ketama/ketama_weighted/distribution -> distribution (libmemcached's ketama, or
+    spymemcached's); hash/ketama_hash: "md5" only (what ketama hashes with); connect_timeout
+    (ms) -> connect_timeout; send_timeout/receive_timeout (us) -> timeout (folsom's is per
+    request, the larger of the two); retry_timeout (s) -> retry_timeout; dead_timeout (s) ->
+    dead_timeout; remove_failed/auto_eject -> failover; _noreply -> default_noreply;
+    _hash_with_prefix_key -> hash_with_key_prefix; pickle_protocol -> the pickle serde's version;
+    num_replicas: 0 only. The others are no-ops (_PYLIBMC_NO_OPS says why)."""
+    if binary is not None:
+        want = "binary" if binary else None
+        given = options.get("protocol")
+        if binary and given not in (None, "binary"):
+            raise ValueError("binary=True and protocol=%r contradict each other" % (given,))
+        if not binary and given == "binary":
+            raise ValueError("binary=False and protocol='binary' contradict each other")
+        if want:
+            options["protocol"] = want
+    behaviors = dict(behaviors or {})
+    read_back = {}
+    timeouts = []
+    for name, value in behaviors.items():
+        if name in ("hash", "distribution"):
+            read_back[name] = value
+        elif isinstance(value, (bool, int, float)):
+            read_back[name] = int(value)
+        else:
+            raise TypeError("pylibmc behavior %s must be a number, not %r" % (name, value))
+        if name == "tcp_nodelay":
+            options["no_delay"] = bool(value)
+        elif name == "tcp_keepalive":
+            if value:
+                options["tcp_keepalive"] = _kernel_keepalive()
+        elif name in ("ketama", "ketama_weighted"):
+            if value:
+                options["distribution"] = "ketama"
+        elif name == "distribution":
+            if value not in _PYLIBMC_DISTRIBUTIONS:
+                raise ValueError("pylibmc distribution %r is not available in folsom (it has %s)"
+                                 % (value, ", ".join(repr(d) for d in _PYLIBMC_DISTRIBUTIONS)))
+            options["distribution"] = _PYLIBMC_DISTRIBUTIONS[value]
+        elif name in ("hash", "ketama_hash"):
+            if value not in ("md5", 1) and not (name == "ketama_hash" and value == 0):
+                raise ValueError("pylibmc %s=%r is not available: folsom's ketama hashes keys "
+                                 "with MD5, as libmemcached's does ('md5')" % (name, value))
+        elif name == "connect_timeout":
+            if value:
+                options["connect_timeout"] = value / 1000.0
+        elif name in ("send_timeout", "receive_timeout"):
+            if value:
+                timeouts.append(value / 1e6)
+        elif name == "retry_timeout":
+            options["retry_timeout"] = value
+        elif name == "dead_timeout":
+            if value:
+                options["dead_timeout"] = value
+        elif name in ("remove_failed", "auto_eject"):
+            options["failover"] = bool(value)
+        elif name == "_noreply":
+            options["default_noreply"] = bool(value)
+        elif name == "_hash_with_prefix_key":
+            options["hash_with_key_prefix"] = bool(value)
+        elif name == "pickle_protocol":
+            options["serde"] = _serde.PickleSerde(pickle_version=int(value))
+        elif name == "num_replicas":
+            if value:
+                raise ValueError("pylibmc num_replicas=%r: folsom does not replicate keys over "
+                                 "servers" % (value,))
+        elif name not in _PYLIBMC_NO_OPS:
+            raise ValueError("unknown pylibmc behavior %r" % (name,))
+    if timeouts:
+        options["timeout"] = max(timeouts)
+    return read_back
+
+
 class FolsomCache(BaseMemcachedCache):
     """A Django cache on folsom's HashClient (see the module's documentation)."""
 
@@ -54,6 +176,8 @@ class FolsomCache(BaseMemcachedCache):
         self._class = folsom.HashClient
         options = dict(self._options)
         self._disconnect_on_close = bool(options.pop("disconnect_on_close", False))
+        binary = options.pop("binary", None)
+        self._behaviors = pylibmc_options(binary, options.pop("behaviors", None), options)
         self._options = {
             "allow_unicode_keys": True,
             "default_noreply": False,
@@ -61,6 +185,14 @@ class FolsomCache(BaseMemcachedCache):
             "serde": _default_serde(),
             **options,
         }
+
+    @cached_property
+    def _cache(self):
+        client = self._class(self.client_servers, **self._options)
+        # What pylibmc.Client answers, for a PyLibMCCache program that reads them.
+        client.binary = client.protocol == "binary"
+        client.behaviors = dict(self._behaviors)
+        return client
 
     @property
     def client_servers(self):

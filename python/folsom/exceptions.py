@@ -12,6 +12,12 @@ meaning, so that a program's ``except pymemcache.exceptions.MemcacheError`` (or
 MemcacheClientError, MemcacheIllegalInputError, MemcacheServerError, MemcacheUnknownError,
 MemcacheUnexpectedCloseError) catches folsom's errors unchanged. A value refused as too large
 is a MemcacheServerError too, as memcached's refusal is in pymemcache.
+
+Likewise, when pylibmc is importable, the classes also derive from pylibmc's of the same meaning
+(Error, ClientError, ServerError, TooBig, ProtocolError, NotSupportedError, ConnectionError),
+so that a PyLibMCCache or pylibmc program's ``except pylibmc.Error`` (...) keeps catching them.
+ClientError is MemcacheClientError under pylibmc's name (``folsom.ClientError``): Django's
+memcached backends name the class an incr of a non-number raises as ``<library>.ClientError``.
 """
 
 try:
@@ -19,20 +25,30 @@ try:
 except Exception:  # not installed (or broken): folsom's own classes alone
     _pymemcache = None
 
+try:
+    import pylibmc as _pylibmc
+except Exception:
+    _pylibmc = None
 
-def _also(name):
-    """pymemcache's class `name` as an extra base (none without pymemcache)."""
-    cls = getattr(_pymemcache, name, None) if _pymemcache is not None else None
-    return (cls,) if cls is not None else ()
+
+def _also(name, pylibmc_name=None):
+    """pymemcache's class `name` (and pylibmc's `pylibmc_name`) as extra bases (none without
+    those packages)."""
+    out = []
+    for module, n in ((_pymemcache, name), (_pylibmc, pylibmc_name)):
+        cls = getattr(module, n, None) if module is not None and n else None
+        if isinstance(cls, type) and issubclass(cls, Exception):
+            out.append(cls)
+    return tuple(out)
 
 
-class MemcacheError(*(_also("MemcacheError") or (Exception,))):
+class MemcacheError(*(_also("MemcacheError", "Error") or (Exception,))):
     """Base class of every error this package raises."""
 
     errc = None
 
 
-class MemcacheClientError(MemcacheError, *_also("MemcacheClientError")):
+class MemcacheClientError(MemcacheError, *_also("MemcacheClientError", "ClientError")):
     """The request was refused on the client side, or the server answered CLIENT_ERROR."""
 
 
@@ -41,17 +57,19 @@ class MemcacheIllegalInputError(MemcacheClientError, *_also("MemcacheIllegalInpu
     control character, or a value over max_value_size. Nothing was sent."""
 
 
-class MemcacheServerError(MemcacheError, *_also("MemcacheServerError")):
+class MemcacheServerError(MemcacheError, *_also("MemcacheServerError", "ServerError")):
     """The server answered SERVER_ERROR (or ERROR)."""
 
 
-class MemcacheValueTooLargeError(MemcacheIllegalInputError, MemcacheServerError):
+class MemcacheValueTooLargeError(MemcacheIllegalInputError, MemcacheServerError,
+                                 *_also(None, "TooBig")):
     """A value over the client's max_value_size (nothing was stored; a set first deleted the
     key's old value, as memcached does when it refuses one), or one the server refused as too
     large. Also a MemcacheServerError: pymemcache raises that for memcached's refusal."""
 
 
-class MemcacheUnsupportedError(MemcacheClientError, *_also("MemcacheUnknownCommandError")):
+class MemcacheUnsupportedError(MemcacheClientError,
+                               *_also("MemcacheUnknownCommandError", "NotSupportedError")):
     """The operation is not available over the chosen protocol (e.g. SASL over meta)."""
 
 
@@ -63,11 +81,11 @@ class MemcacheOverloadedError(MemcacheClientError):
     """More than max_outstanding_requests in flight: the request failed at once."""
 
 
-class MemcacheUnknownError(MemcacheError, *_also("MemcacheUnknownError")):
+class MemcacheUnknownError(MemcacheError, *_also("MemcacheUnknownError", "ProtocolError")):
     """The server sent bytes that are not a valid reply; the connection was dropped."""
 
 
-class MemcacheConnectionError(MemcacheError, ConnectionError):
+class MemcacheConnectionError(MemcacheError, ConnectionError, *_also(None, "ConnectionError")):
     """No usable connection to the server that owns the key."""
 
 
@@ -94,6 +112,9 @@ class MemcacheDecodeError(MemcacheError):
 class MemcacheFillError(MemcacheError):
     """get_or_fill's fill function failed."""
 
+
+# pylibmc's name for the class (see the module's documentation).
+ClientError = MemcacheClientError
 
 # folsom::errc value -> class; index 0 is a key or value of the wrong type.
 _BY_ERRC = {

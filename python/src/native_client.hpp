@@ -102,6 +102,15 @@ class NativeClient {
     }
 
     std::string_view key(py::handle h) const {
+        if (options_.binary_keys) {  // any bytes (a str: its UTF-8); prefix and key 1..186
+            std::string_view k = key_bytes(h);
+            if (k.empty() ||
+                options_.key_prefix.size() + k.size() > protocol::max_binary_key_length)
+                raise_error(make_error_code(errc::invalid_key),
+                            std::string(k.empty() ? "empty key" : "binary key over 186 bytes") +
+                                ": " + repr_of(h));
+            return k;
+        }
         if (!allow_unicode_keys_ && PyUnicode_Check(h.ptr()) && !PyUnicode_IS_ASCII(h.ptr()))
             raise_error(make_error_code(errc::invalid_key),
                         "non-ASCII key (allow_unicode_keys=False): " + repr_of(h));

@@ -60,6 +60,7 @@ Options parse_options(const py::dict& d) {
     if (d.contains("key_prefix") && !d["key_prefix"].is_none())
         o.key_prefix = bytes_or_str(d["key_prefix"]);
     if (auto v = opt<bool>(d, "hash_with_key_prefix")) o.hash_with_key_prefix = *v;
+    if (auto v = opt<bool>(d, "binary_keys")) o.binary_keys = *v;
     if (auto v = opt<bool>(d, "retry_idempotent")) o.retry_idempotent = *v;
     if (auto v = opt<bool>(d, "failover")) o.failover.enabled = *v;
     if (auto v = opt<double>(d, "dead_timeout")) o.failover.dead_timeout = ms_of(*v);

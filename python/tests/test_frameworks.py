@@ -189,6 +189,54 @@ def test_django_options_are_checked(django_settings, servers):
         cache.get("k")
 
 
+def test_django_pylibmc_options(django_settings, servers):
+    """A PyLibMCCache user's OPTIONS (pylibmc.Client's binary= and behaviors=) with pylibmc's
+    meaning, read back as pylibmc.Client's attributes."""
+    from folsom.django import FolsomCache
+    cache = FolsomCache([servers[0].address], {"OPTIONS": {
+        "binary": True,
+        "behaviors": {"tcp_nodelay": True, "ketama": True, "connect_timeout": 500,
+                      "send_timeout": 750000, "receive_timeout": 1500000, "retry_timeout": 3,
+                      "dead_timeout": 20, "remove_failed": 1, "no_block": True, "cas": True,
+                      "tcp_keepalive": True, "hash": "md5"}}})
+    opts = cache._options
+    assert (opts["protocol"], opts["no_delay"], opts["distribution"]) == ("binary", True, "ketama")
+    assert (opts["connect_timeout"], opts["timeout"]) == (0.5, 1.5)
+    assert (opts["retry_timeout"], opts["dead_timeout"], opts["failover"]) == (3, 20, True)
+    assert len(opts["tcp_keepalive"]) == 3 and "no_block" not in opts and "cas" not in opts
+    assert cache._cache.binary is True and cache._cache.protocol == "binary"
+    assert cache._cache.behaviors["tcp_nodelay"] == 1 and cache._cache.behaviors["hash"] == "md5"
+    cache.set("pylibmc-options", 7)
+    assert cache.get("pylibmc-options") == 7
+    assert FolsomCache([servers[0].address], {})._cache.binary is False
+    for behaviors, error in (({"no_such_behavior": 1}, ValueError),
+                             ({"distribution": "modula"}, ValueError),
+                             ({"hash": "crc"}, ValueError),
+                             ({"num_replicas": 2}, ValueError),
+                             ({"tcp_nodelay": "yes"}, TypeError)):
+        with pytest.raises(error):
+            FolsomCache([servers[0].address], {"OPTIONS": {"behaviors": behaviors}})
+    with pytest.raises(ValueError):
+        FolsomCache([servers[0].address], {"OPTIONS": {"binary": True, "protocol": "meta"}})
+
+
+def test_django_incr_of_a_non_number_raises_the_libraries_client_error(django_settings):
+    """Django's PyLibMCCache tests expect <library>.ClientError, its PyMemcacheCache tests
+    pymemcache's MemcacheClientError: folsom's is both (and pylibmc's when installed)."""
+    import folsom
+    from django.core.cache import caches
+    cache = caches["default"]
+    cache.set("not-a-number", None)
+    with pytest.raises(folsom.ClientError) as e:
+        cache.incr("not-a-number")
+    assert isinstance(e.value, folsom.MemcacheClientError)
+    try:
+        import pylibmc
+    except ImportError:
+        return
+    assert isinstance(e.value, pylibmc.ClientError)
+
+
 # ---- cachelib and Flask-Caching --------------------------------------------------------------
 
 def test_cachelib_backend(servers):

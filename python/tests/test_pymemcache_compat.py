@@ -397,6 +397,32 @@ def test_pymemcache_exceptions_catch_folsom_errors(shared_memcached):
     c.close()
 
 
+def test_pylibmc_exceptions_catch_folsom_errors(shared_memcached):
+    """A pylibmc program's (or PyLibMCCache user's) except clauses keep catching folsom's
+    errors when pylibmc is installed."""
+    pylibmc = pytest.importorskip("pylibmc")
+    pairs = [(folsom.MemcacheError, pylibmc.Error),
+             (folsom.MemcacheClientError, pylibmc.ClientError),
+             (folsom.MemcacheServerError, pylibmc.ServerError),
+             (folsom.MemcacheValueTooLargeError, pylibmc.TooBig),
+             (folsom.MemcacheUnknownError, pylibmc.ProtocolError),
+             (folsom.MemcacheUnsupportedError, pylibmc.NotSupportedError),
+             (folsom.MemcacheConnectionError, pylibmc.ConnectionError)]
+    for ours, theirs in pairs:
+        assert issubclass(ours, theirs), (ours, theirs)
+    assert folsom.ClientError is folsom.MemcacheClientError
+    with folsom.Client(shared_memcached.address, max_value_size=1024) as c:
+        with pytest.raises(pylibmc.TooBig):
+            c.set("big", b"x" * 2048)
+        c.set("text", b"abc")
+        with pytest.raises(pylibmc.ClientError):
+            c.incr("text", 1)
+    c = folsom.Client("127.0.0.1:%d" % _closed_port(), connect_timeout=0.5, timeout=0.5)
+    with pytest.raises(pylibmc.ConnectionError):
+        c.get("k")
+    c.close()
+
+
 @pytest.fixture(scope="module")
 def client_cert(tls_files):
     d = os.path.dirname(tls_files("ca.pem"))

@@ -29,9 +29,9 @@ std::shared_ptr<ClientCore> make_pool_core(asio::any_io_executor ex, const Optio
         core = std::move(d);
     }
     if (!options.key_prefix.empty())
-        core = std::make_shared<KeyPrefixCore>(std::move(core), options.key_prefix,
-                                               options.hash_with_key_prefix,
-                                               options.max_outstanding_requests);
+        core = std::make_shared<KeyPrefixCore>(
+            std::move(core), options.key_prefix, options.hash_with_key_prefix,
+            options.max_outstanding_requests, options.binary_keys);
     if (options.retry_idempotent)
         core = std::make_shared<cluster::RetryingCore>(std::move(core),
                                                        options.max_outstanding_requests);
@@ -42,10 +42,15 @@ std::shared_ptr<ClientCore> make_client_core(asio::any_io_executor ex, const Opt
     if (const std::string why = cluster::distribution_error(options.distribution); !why.empty())
         throw std::system_error(make_error_code(errc::invalid_argument),
                                 "Options::distribution: " + why);
-    if (auto ec = validate_key_prefix(options.key_prefix))
-        throw std::system_error(ec,
-                                "Options::key_prefix must be at most 249 bytes without "
-                                "spaces or control characters");
+    if (auto ec = validate_key_prefix(options.key_prefix, options.binary_keys))
+        throw std::system_error(ec, options.binary_keys
+                                        ? "Options::key_prefix must be at most 185 bytes with "
+                                          "binary_keys"
+                                        : "Options::key_prefix must be at most 249 bytes without "
+                                          "spaces or control characters");
+    // Only meta can carry a binary key; a route pool's own protocol is checked with its pool.
+    if (options.binary_keys && !options.routes && options.protocol != Protocol::meta)
+        throw std::system_error(make_error_code(errc::unsupported), binary_keys_refusal);
     if (options.raw_binary_protocol_keys && !options.routes && options.protocol != Protocol::binary)
         throw std::system_error(make_error_code(errc::invalid_argument),
                                 "Options::raw_binary_protocol_keys needs Protocol::binary (only "
@@ -76,6 +81,7 @@ std::shared_ptr<ClientCore> make_client_core(asio::any_io_executor ex, const Opt
         core = make_pool_core(ex, options, std::move(servers));
     }
     core->set_key_prefix_size(options.key_prefix.size());
+    core->set_binary_keys(options.binary_keys);
     core->set_observers(options.metrics, options.tracer);
     core->set_inline_context_from(core->executor());
     return core;

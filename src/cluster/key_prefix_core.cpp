@@ -18,10 +18,11 @@ namespace {
 
 using protocol::max_key_length;
 
-/// True when `key`, once prefixed, is still a key memcached accepts by length. An empty key
-/// is refused although the prefix alone would be a valid key: the caller named no item.
-bool fits(std::size_t prefix, std::string_view key) noexcept {
-    return !key.empty() && key.size() <= max_key_length - prefix;
+/// True when `key`, once prefixed, is still a key memcached accepts by length (`limit`: 250,
+/// or 186 raw bytes for binary keys). An empty key is refused although the prefix alone would
+/// be a valid key: the caller named no item.
+bool fits(std::size_t prefix, std::string_view key, std::size_t limit) noexcept {
+    return !key.empty() && key.size() <= limit - prefix;
 }
 
 bool is_keyed(OpCode c) noexcept {
@@ -96,7 +97,11 @@ class PrefixShim final : public WrapperOperation<PrefixShim> {
 
 }  // namespace
 
-std::error_code validate_key_prefix(std::string_view prefix) noexcept {
+std::error_code validate_key_prefix(std::string_view prefix, bool binary_keys) noexcept {
+    // Binary keys: any bytes, encoded together with the key (which needs one byte of its own).
+    if (binary_keys)
+        return prefix.size() >= protocol::max_binary_key_length ? errc::invalid_argument
+                                                                : std::error_code{};
     if (prefix.size() >= max_key_length) return errc::invalid_argument;
     for (char c : prefix) {
         const auto u = static_cast<unsigned char>(c);
@@ -106,14 +111,16 @@ std::error_code validate_key_prefix(std::string_view prefix) noexcept {
 }
 
 KeyPrefixCore::KeyPrefixCore(std::shared_ptr<ClientCore> inner, std::string prefix,
-                             bool hash_with_prefix, std::size_t max_outstanding)
+                             bool hash_with_prefix, std::size_t max_outstanding, bool binary_keys)
     : ForwardingCore(std::move(inner), max_outstanding),
       prefix_(std::move(prefix)),
-      hash_with_prefix_(hash_with_prefix) {}
+      hash_with_prefix_(hash_with_prefix),
+      key_limit_(binary_keys ? protocol::max_binary_key_length : max_key_length) {}
 
 std::size_t KeyPrefixCore::server_for(std::string_view key) const noexcept {
     // A key too long to prefix is refused by submit(); any server will do for it.
-    if (!hash_with_prefix_ || !fits(prefix_.size(), key)) return inner_->server_for(key);
+    if (!hash_with_prefix_ || !fits(prefix_.size(), key, key_limit_))
+        return inner_->server_for(key);
     char buf[max_key_length];
     std::memcpy(buf, prefix_.data(), prefix_.size());
     std::memcpy(buf + prefix_.size(), key.data(), key.size());
@@ -128,7 +135,7 @@ void KeyPrefixCore::submit(std::size_t server, Operation& op, std::uint32_t part
     }
     if (is_retrieval(request.code)) {
         for (auto k : request.keys) {
-            if (!fits(prefix_.size(), k)) {
+            if (!fits(prefix_.size(), k, key_limit_)) {
                 op.on_complete(part, failure(make_error_code(errc::invalid_key)));
                 return;
             }
@@ -137,7 +144,7 @@ void KeyPrefixCore::submit(std::size_t server, Operation& op, std::uint32_t part
         inner_->submit(server, *shim, part, shim->request());
         return;
     }
-    if (!fits(prefix_.size(), request.key)) {
+    if (!fits(prefix_.size(), request.key, key_limit_)) {
         op.on_complete(part, failure(make_error_code(errc::invalid_key)));
         return;
     }

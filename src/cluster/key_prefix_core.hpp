@@ -13,6 +13,11 @@
 // MultiGetResult). The prefix counts toward the 250-byte key limit: a key that no longer fits
 // fails with errc::invalid_key, as does an empty key (which the prefix would otherwise hide).
 //
+// Binary keys (Options::binary_keys): the prefix may hold any bytes; prefix and key are one
+// raw key, which the meta driver encodes in base64 as a whole, and the limit is 186 raw bytes
+// for the two together. The server returns a hit's key in base64; the driver decodes it before
+// this core strips the prefix, so stripping works on raw bytes either way.
+//
 // Decorator order (make_client_core): ServerCore <- DiscoveringCore <- KeyPrefixCore <-
 // RetryingCore, so that a retry re-routes and re-prefixes the caller's key through this core.
 #pragma once
@@ -29,14 +34,15 @@ namespace folsom::detail {
 
 /// {} when `prefix` may be used as Options::key_prefix: at most 249 bytes (a key of one byte
 /// must still fit in memcached's 250) and no space, control character or DEL, since it is
-/// sent as part of every key. errc::invalid_argument otherwise.
-std::error_code validate_key_prefix(std::string_view prefix) noexcept;
+/// sent as part of every key. With `binary_keys`: any bytes, at most 185 (a one-byte key must
+/// still fit the 186 raw bytes a binary key may have). errc::invalid_argument otherwise.
+std::error_code validate_key_prefix(std::string_view prefix, bool binary_keys = false) noexcept;
 
 class KeyPrefixCore final : public ForwardingCore<> {
   public:
-    /// `prefix` must be non-empty and valid (validate_key_prefix).
+    /// `prefix` must be non-empty and valid (validate_key_prefix, with the same `binary_keys`).
     KeyPrefixCore(std::shared_ptr<ClientCore> inner, std::string prefix, bool hash_with_prefix,
-                  std::size_t max_outstanding);
+                  std::size_t max_outstanding, bool binary_keys = false);
 
     std::size_t server_for(std::string_view key) const noexcept override;
     /// ClientCore's loop over server_for(), which prefixes (the inner core's would not).
@@ -53,6 +59,7 @@ class KeyPrefixCore final : public ForwardingCore<> {
   private:
     const std::string prefix_;
     const bool hash_with_prefix_;
+    const std::size_t key_limit_;  // raw bytes of prefix + key at most (250, or 186 if binary)
 };
 
 }  // namespace folsom::detail

@@ -12,6 +12,12 @@
 
 namespace folsom::detail {
 
+/// Why Client::connect refuses Options::binary_keys over ascii or binary (errc::unsupported);
+/// route pools report it at their "protocol" (RouteConfigError).
+inline constexpr const char* binary_keys_refusal =
+    "Options::binary_keys needs the meta protocol (ascii cannot carry keys of any bytes; over "
+    "binary, Options::raw_binary_protocol_keys sends them as they are)";
+
 /// `servers` may be empty when Options::discovery is set (it feeds the ring).
 std::shared_ptr<ClientCore> make_pool_core(asio::any_io_executor ex, const Options& options,
                                            std::vector<ServerAddress> servers);

@@ -186,6 +186,13 @@ std::shared_ptr<detail::ClientCore> make_route_core(asio::any_io_executor ex,
     // otherwise Options::distribution applies.
     std::map<std::string, std::string> pool_hashes;
     collect_pool_hashes(config.route, pool_hashes);
+    // Binary keys need meta in every pool (a pool without "protocol" has the client's).
+    if (options.binary_keys)
+        for (const PoolSpec& pool : config.pools)
+            if (pool_options(pool).protocol != Protocol::meta)
+                throw RouteConfigError(
+                    "pools." + pool.name + (pool.protocol ? ".protocol" : std::string{}),
+                    detail::binary_keys_refusal);
     auto make_pool = [&](std::size_t p, std::vector<ServerAddress> s) {
         Options placed = pool_options(config.pools[p]);
         const auto hash = pool_hashes.find(config.pools[p].name);

@@ -40,6 +40,9 @@ struct Command {
     /// The barrier (meta mn, binary NOOP) that closes a run of quiet commands; it belongs to
     /// no request (its op is the connection's own, and metrics do not count it).
     bool barrier = false;
+    /// Meta: a multi-key get/gets sent as one classic text line ("get k1 k2 ..."), answered in
+    /// the text protocol (the driver decodes its replies with the text decoder).
+    bool classic = false;
     std::uint32_t opaque = 0;     ///< binary/meta: matches replies; ascii: unused
     std::uint32_t key_count = 0;  ///< retrievals: keys in this command
     /// Retrievals: values delivered so far (drivers count them, for metrics' hits and misses).

@@ -3,6 +3,7 @@
 #include "folsom/error.hpp"
 #include "folsom/meta.hpp"
 #include "folsom/protocol/ascii_encoder.hpp"
+#include "folsom/protocol/base64.hpp"
 #include "folsom/protocol/key.hpp"
 #include "folsom/protocol/meta_encoder.hpp"
 
@@ -33,11 +34,20 @@ bool wants_cas(OpCode c) {
 /// commands per event before it serves other connections: a multi-get sent as one mg per key
 /// came back in pieces of 20 (a hundred keys, five wake-ups of the client), where the one line
 /// comes back whole. gat/gats keep their mg form (a classic gat line is limited to 2048 bytes).
-bool is_classic_multi(OpCode c, std::size_t keys) {
-    return keys != 1 && (c == OpCode::get || c == OpCode::gets);
-}
-bool is_classic_multi(const net::Command& c) {
-    return is_classic_multi(c.code, c.key_count);
+///
+/// With binary keys the classic line still serves a multi-get whose keys are all valid text
+/// keys: memcached stores a b-key's decoded bytes, so they are the same items, and a classic
+/// VALUE line names its key by those raw bytes (also for an item stored with b), which the
+/// collector matches as usual. Only a part holding a key the line cannot carry goes as mg
+/// per key (the line has no base64 form).
+bool is_classic_multi(const Request& r, bool binary_keys) {
+    if (r.keys.size() == 1 || (r.code != OpCode::get && r.code != OpCode::gets)) return false;
+    if (!binary_keys) return true;
+    // (A key over the binary limit goes to the mg path too, which refuses it: with binary keys
+    // every key is 1..186 bytes, whichever way it would travel.)
+    for (std::string_view k : r.keys)
+        if (k.size() > protocol::max_binary_key_length || protocol::validate_key(k)) return false;
+    return true;
 }
 
 meta::SetMode set_mode(OpCode c) {
@@ -89,11 +99,29 @@ ValueView view_of(const meta::Reply& r) {
     return ValueView{r.key, r.data, r.client_flags.value_or(0), r.cas.value_or(0)};
 }
 
+/// The longest base64 key a reply may carry: the encoding of the longest binary key.
+constexpr std::size_t max_reply_base64_key =
+    protocol::base64_encoded_size(meta::max_base64_key_length);
+
+/// view_of(r), with a key the server returned in base64 (its b flag: the item was stored with a
+/// binary key) decoded into `raw`, so that the caller sees the bytes it gave. False when that
+/// key is not canonical base64 or longer than any binary key (then the reply is not ours).
+bool view_of(const meta::Reply& r, char (&raw)[meta::max_base64_key_length], ValueView& out) {
+    out = view_of(r);
+    if (!r.key_base64) return true;
+    std::size_t n = 0;
+    if (r.key.size() > max_reply_base64_key || !protocol::base64_decode(r.key, raw, n))
+        return false;
+    out.key = std::string_view(raw, n);
+    return true;
+}
+
 }  // namespace
 
 MetaDriver::MetaDriver(const Options& options)
     : limits_{options.max_value_size, protocol::Limits{}.max_line_length},
       scatter_threshold_(options.scatter_threshold),
+      binary_keys_(options.binary_keys),
       meta_decoder_(limits_),
       ascii_decoder_(limits_) {}
 
@@ -115,7 +143,11 @@ constexpr std::size_t quiet_store_limit = 512;
 
 bool MetaDriver::sends_quietly(const Request& r) const noexcept {
     if (!r.quiet) return false;
-    if (is_store(r.code)) return r.key.size() + r.value.size() < quiet_store_limit;
+    if (is_store(r.code)) {
+        const std::size_t key =
+            binary_keys_ ? protocol::base64_encoded_size(r.key.size()) : r.key.size();
+        return key + r.value.size() < quiet_store_limit;
+    }
     return r.code == OpCode::del || r.code == OpCode::touch;
 }
 
@@ -123,11 +155,11 @@ std::error_code MetaDriver::encode(const Request& r, protocol::OutputBuffer& out
                                    net::Command& cmd) {
     cmd.key_count = static_cast<std::uint32_t>(r.keys.size());
     cmd.with_cas = is_store(r.code) && r.cas != 0;
-    if (is_retrieval(r.code) && r.keys.size() != 1) return encode_multi(r, out);
+    if (is_retrieval(r.code) && r.keys.size() != 1) return encode_multi(r, out, cmd);
 
     const std::string_view key = is_retrieval(r.code) ? r.keys.front() : r.key;
     if (!is_classic_only(r.code) && r.code != OpCode::noop)
-        if (auto ec = protocol::validate_key(key)) return ec;
+        if (auto ec = protocol::validate_key(key, binary_keys_)) return ec;
     // A quiet command carries O<n>, so that its failure reply names it.
     const bool quiet = sends_quietly(r);
     char opaque_digits[10];
@@ -146,6 +178,7 @@ std::error_code MetaDriver::encode(const Request& r, protocol::OutputBuffer& out
         case OpCode::gat:
         case OpCode::gats: {
             meta::GetFlags f;
+            f.base64_key = binary_keys_;
             f.value = true;
             f.client_flags = true;
             f.cas = wants_cas(r.code);
@@ -162,6 +195,7 @@ std::error_code MetaDriver::encode(const Request& r, protocol::OutputBuffer& out
             // (and the binary protocol would read it as "no check" — keep protocols alike).
             if (r.code == OpCode::cas && r.cas == 0) return errc::invalid_argument;
             meta::SetFlags f;
+            f.base64_key = binary_keys_;
             f.mode = set_mode(r.code);
             const bool concat = r.code == OpCode::append || r.code == OpCode::prepend;
             // append/prepend keep the item's flags and ttl, as over the other protocols.
@@ -177,6 +211,7 @@ std::error_code MetaDriver::encode(const Request& r, protocol::OutputBuffer& out
         }
         case OpCode::del: {
             meta::DeleteFlags f;
+            f.base64_key = binary_keys_;
             if (r.cas != 0) f.compare_cas = r.cas;
             f.quiet = quiet;
             f.opaque = opaque;
@@ -185,6 +220,7 @@ std::error_code MetaDriver::encode(const Request& r, protocol::OutputBuffer& out
         case OpCode::incr:
         case OpCode::decr: {
             meta::ArithFlags f;
+            f.base64_key = binary_keys_;
             f.mode =
                 r.code == OpCode::incr ? meta::ArithMode::increment : meta::ArithMode::decrement;
             f.delta = r.delta;
@@ -197,6 +233,7 @@ std::error_code MetaDriver::encode(const Request& r, protocol::OutputBuffer& out
         }
         case OpCode::touch: {
             meta::GetFlags f;
+            f.base64_key = binary_keys_;
             f.touch_ttl = r.exptime;
             f.quiet = quiet;  // mg is silent on a miss and answers HD on a hit
             f.opaque = opaque;
@@ -204,6 +241,7 @@ std::error_code MetaDriver::encode(const Request& r, protocol::OutputBuffer& out
         }
         case OpCode::meta_get: {
             meta::GetFlags f;
+            f.base64_key = binary_keys_;
             f.value = true;
             f.cas = true;
             f.client_flags = true;
@@ -222,6 +260,7 @@ std::error_code MetaDriver::encode(const Request& r, protocol::OutputBuffer& out
             if (r.meta.set_mode > static_cast<std::uint8_t>(meta::SetMode::prepend))
                 return errc::invalid_argument;
             meta::SetFlags f;
+            f.base64_key = binary_keys_;
             f.mode = static_cast<meta::SetMode>(r.meta.set_mode);
             f.client_flags = r.flags;
             if (r.exptime != 0) f.ttl = r.exptime;
@@ -232,6 +271,7 @@ std::error_code MetaDriver::encode(const Request& r, protocol::OutputBuffer& out
         }
         case OpCode::meta_delete: {
             meta::DeleteFlags f;
+            f.base64_key = binary_keys_;
             if (r.cas != 0) f.compare_cas = r.cas;
             f.invalidate = r.meta.invalidate;
             f.ttl = r.meta.delete_ttl;
@@ -248,13 +288,17 @@ std::error_code MetaDriver::encode(const Request& r, protocol::OutputBuffer& out
     return errc::unsupported;
 }
 
-std::error_code MetaDriver::encode_multi(const Request& r, protocol::OutputBuffer& out) {
+std::error_code MetaDriver::encode_multi(const Request& r, protocol::OutputBuffer& out,
+                                         net::Command& cmd) {
     if (r.keys.empty()) return errc::invalid_argument;
-    if (is_classic_multi(r.code, r.keys.size()))
+    if (is_classic_multi(r, binary_keys_)) {
+        cmd.classic = true;
         return ascii::encode_retrieve(out, retrieve_command(r.code), r.keys);
+    }
     const std::size_t arena_mark = out.arena_size();
     const std::size_t ref_mark = out.ref_count();
     meta::GetFlags f;
+    f.base64_key = binary_keys_;
     f.value = true;
     f.key = true;
     f.client_flags = true;
@@ -267,7 +311,7 @@ std::error_code MetaDriver::encode_multi(const Request& r, protocol::OutputBuffe
         const auto [end, conv] = std::to_chars(digits, digits + sizeof digits, position);
         (void)conv;  // 10 digits hold any uint32
         f.opaque = std::string_view(digits, static_cast<std::size_t>(end - digits));
-        std::error_code ec = protocol::validate_key(key);
+        std::error_code ec = protocol::validate_key(key, binary_keys_);
         if (!ec) ec = meta::encode_get(out, key, f);
         if (ec) {
             out.truncate(arena_mark, ref_mark);  // all or nothing: the part fails as one
@@ -293,7 +337,8 @@ DecodeStep MetaDriver::decode(std::string_view input, net::CommandQueue& infligh
         const std::string_view rest = input.substr(step.consumed);
         std::size_t consumed = 0;
         bool in_step = true;
-        if (is_classic_only(inflight.front().code) || is_classic_multi(inflight.front())) {
+        const net::Command& head = inflight.front();
+        if (is_classic_only(head.code) || head.classic) {
             const auto res = ascii_decoder_.parse(rest, areply);
             if (ends_step(res, ascii_decoder_, step)) return step;
             consumed = res.consumed;
@@ -385,8 +430,11 @@ bool MetaDriver::deliver(const meta::Reply& r, net::CommandQueue& inflight) {
                 const auto position = r.opaque_number();
                 if (!position || *position >= head.key_count) return false;
                 if (r.kind == K::value) {
+                    char raw[meta::max_base64_key_length];
+                    ValueView v;
+                    if (!view_of(r, raw, v)) return false;
                     ++head.hits;
-                    head.op->on_value(head.part, static_cast<std::uint32_t>(*position), view_of(r));
+                    head.op->on_value(head.part, static_cast<std::uint32_t>(*position), v);
                 }
                 return true;
             }
@@ -515,7 +563,7 @@ bool MetaDriver::deliver(const ascii::Reply& r, net::CommandQueue& inflight) {
     const OpCode code = head.code;
     switch (r.kind) {
         case K::value:  // a classic multi-get's hit: matched to its key by the key it names
-            if (!is_classic_multi(head) || (code == OpCode::gets) != r.has_cas) return false;
+            if (!head.classic || (code == OpCode::gets) != r.has_cas) return false;
             ++head.hits;
             head.op->on_value(head.part, Operation::unknown_position,
                               ValueView{r.key, r.data, r.flags, r.cas});
@@ -525,7 +573,7 @@ bool MetaDriver::deliver(const ascii::Reply& r, net::CommandQueue& inflight) {
             head.op->on_stat(head.part, r.key, r.data);
             return true;
         case K::end:
-            if (code != OpCode::stats && !is_classic_multi(head)) return false;
+            if (code != OpCode::stats && !head.classic) return false;
             complete_head(inflight, Completion{});
             return true;
         case K::error:

@@ -4,9 +4,11 @@
 //
 //   get/gets (one key)       mg <key> v f [c]            VA (hit) or EN (miss)
 //   gat/gats (one key)       mg <key> v f [c] T<ttl>
-//   multi-key retrieval      mg <key> v f [c] k q O<position> [T<ttl>] per key, then mn. Misses
-//                            are quiet; a hit's position comes from its opaque; the command
-//                            completes on MN.
+//   multi-key get/gets       get|gets <k1> <k2> ...: the classic text line, answered whole
+//                            (VALUE lines naming their keys, then END)
+//   multi-key gat/gats (and  mg <key> v f [c] k q O<position> [T<ttl>] per key, then mn. Misses
+//   get/gets with a binary   are quiet; a hit's position comes from its opaque; the command
+//   key)                     completes on MN.
 //   set/add/replace/cas      ms <key> <size> [M<mode>] [F<flags>] [T<ttl>] [C<cas>]
 //   append/prepend           ms <key> <size> MA|MP [C<cas>]
 //   delete                   md <key> [C<cas>]
@@ -23,8 +25,15 @@
 //                            protocol's decoder (the driver keeps one decoder of each kind and
 //                            picks by the command at the head of the pipeline).
 //
-// Keys go through protocol::validate_key (text rules; no base64 key mode), so a key means the
-// same over every protocol.
+// Keys go through protocol::validate_key (text rules), so a key means the same over every
+// protocol. With Options::binary_keys, every key (protocol::validate_binary_key: 1..186 bytes
+// of any value) is sent in base64 with the 'b' flag, on every command above, and a multi-key
+// get/gets holding a key that is not a valid text key goes as one mg per key (the classic
+// line has no base64 form; one of valid text keys keeps the classic line, which reaches the
+// same items: see is_classic_multi in meta_driver.cpp). A hit's key the
+// server returns in base64 is decoded (into a stack buffer: no allocation) before the
+// operation sees it, so results are keyed by the caller's bytes. Placement never sees the
+// base64 form: it happens above the driver, on the raw key.
 #pragma once
 
 #include "folsom/protocol/ascii_decoder.hpp"
@@ -52,7 +61,7 @@ class MetaDriver final : public ProtocolDriver {
     /// The outcome of a quiet command no reply named: its silent outcome, unless an error
     /// line came in its window (see window_).
     Completion passed_over(const net::Command& c) const;
-    std::error_code encode_multi(const Request& r, protocol::OutputBuffer& out);
+    std::error_code encode_multi(const Request& r, protocol::OutputBuffer& out, net::Command& cmd);
     /// Deliver one reply to the head of `inflight`; false when it does not answer it.
     bool deliver(const protocol::meta::Reply& r, net::CommandQueue& inflight);
     bool deliver(const protocol::ascii::Reply& r, net::CommandQueue& inflight);
@@ -60,6 +69,7 @@ class MetaDriver final : public ProtocolDriver {
     // Encoder side (under the connection's submission lock).
     protocol::Limits limits_;
     std::size_t scatter_threshold_;
+    bool binary_keys_;               // Options::binary_keys: every key in base64 with 'b'
     std::uint32_t next_opaque_ = 0;  // quiet commands' O<n>; wraps
 
     // Decoder side (on the connection's strand).

@@ -71,6 +71,11 @@ class FOLSOM_EXPORT ClientCore {
     std::size_t key_prefix_size() const noexcept { return key_prefix_size_; }
     void set_key_prefix_size(std::size_t n) noexcept { key_prefix_size_ = n; }
 
+    /// Options::binary_keys, for the checks made above the driver (Client::delete_all). Set
+    /// once, before the first request (make_client_core does it on the outermost core).
+    bool binary_keys() const noexcept { return binary_keys_; }
+    void set_binary_keys(bool on) noexcept { binary_keys_ = on; }
+
     /// Where operation-level events go (Options::metrics, Options::tracer): set once, on the
     /// outermost core, before the first request (make_client_core does it). The connections
     /// get the metrics from the Options themselves.
@@ -162,6 +167,7 @@ class FOLSOM_EXPORT ClientCore {
     std::optional<asio::any_io_executor> reply_executor_;
     asio::io_context* inline_context_ = nullptr;
     std::size_t key_prefix_size_ = 0;
+    bool binary_keys_ = false;
     std::shared_ptr<Metrics> metrics_;
     std::shared_ptr<Tracer> tracer_;
     Metrics* metrics_raw_ = nullptr;

@@ -4,6 +4,11 @@
 // A key is refused before anything is encoded when it is empty, longer than 250 bytes, or
 // holds a byte that would end or split the command: any byte <= 0x20 (space, \r, \n, \0, other
 // control characters) or 0x7f (DEL). So no key can inject a second command.
+//
+// Binary keys (Options::binary_keys, meta protocol only) are any bytes, NUL, space, \r, \n and
+// 0x80..0xff included: they go on the wire in base64, which holds none of the refused bytes.
+// Their limit is in raw bytes, 1..max_binary_key_length (186), so that the encoded form fits
+// memcached's 250.
 #pragma once
 
 #include "folsom/error.hpp"
@@ -45,6 +50,18 @@ inline std::error_code validate_key(std::string_view key) noexcept {
     std::memcpy(&w, p + n - 8, 8);  // the last (overlapping) eight bytes
     if (refused(w)) return errc::invalid_key;
     return {};
+}
+
+/// Returns {} when `key` may be sent as a binary (base64) meta key: 1..186 bytes of any value;
+/// errc::invalid_key otherwise.
+inline std::error_code validate_binary_key(std::string_view key) noexcept {
+    if (key.empty() || key.size() > max_binary_key_length) return errc::invalid_key;
+    return {};
+}
+
+/// validate_binary_key() when `binary` (Options::binary_keys), validate_key() otherwise.
+inline std::error_code validate_key(std::string_view key, bool binary) noexcept {
+    return binary ? validate_binary_key(key) : validate_key(key);
 }
 
 /// Returns {} when `key` may be sent as a binary-protocol key of any bytes

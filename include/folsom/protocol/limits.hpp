@@ -11,6 +11,11 @@ namespace folsom::protocol {
 /// Longest key the text and meta protocols accept (memcached's KEY_MAX_LENGTH).
 inline constexpr std::size_t max_key_length = 250;
 
+/// Longest binary key (Options::binary_keys), in raw bytes: the meta protocol sends it in
+/// base64, and memcached checks the *encoded* key against its 250-byte limit, so at most 186
+/// raw bytes fit (4 * ceil(186 / 3) = 248; 187 bytes would encode to 252).
+inline constexpr std::size_t max_binary_key_length = 186;
+
 /// The key bytes (keys and the spaces between them) one retrieval command carries at most. A
 /// long multi-get is cut into commands of this size, and pipelined single-key text-protocol
 /// gets are joined into one "get k1 k2 ..." line up to it: long enough that memcached answers

@@ -40,7 +40,7 @@ namespace folsom::protocol::meta {
 inline constexpr std::size_t default_ref_threshold = 16 * 1024;
 
 /// Longest binary key in base64 mode: its encoding must fit memcached's 250-byte key limit.
-inline constexpr std::size_t max_base64_key_length = 186;
+inline constexpr std::size_t max_base64_key_length = max_binary_key_length;
 
 /// Longest opaque token memcached accepts.
 inline constexpr std::size_t max_opaque_length = 32;

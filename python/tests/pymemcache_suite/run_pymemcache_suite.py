@@ -7,11 +7,14 @@ run. Nothing of pymemcache is copied into this repository: its tests are taken a
 
   1. FOLSOM_PYMEMCACHE_SRC: a pymemcache source tree (a clone of pinterest/pymemcache at the
      version Debian ships, or an unpacked Debian source package), or else
-  2. Debian's source package: `apt-get source python-pymemcache` through a private deb-src
-     list for the mirror of /etc/apt/sources.list(.d), into a cache directory
-     (FOLSOM_PYMEMCACHE_CACHE, default ~/.cache/folsom/pymemcache-src).
+  2. Debian's upstream tarball of the installed python3-pymemcache (`apt-get source
+     --download-only python-pymemcache=<installed version>` through a private deb-src list for
+     the machine's mirror, python/tests/foreign_sources.py), kept and unpacked in
+     FOLSOM_PYMEMCACHE_CACHE (default ~/.cache/folsom/pymemcache-src); a tarball of that name
+     already in the cache directory is used as is.
 
-With neither (no deb-src reachable, no tree given), it prints why and exits 77 (CTest's skip).
+With neither (the mirror has no tarball, no tree given), it prints why and exits 77 (CTest's
+skip).
 
   PYTHONPATH=<build>/python python3 python/tests/pymemcache_suite/run_pymemcache_suite.py
   [--protocols meta,binary,ascii] [pytest arguments...]
@@ -23,13 +26,15 @@ holds them, and the run fails if any other test fails (or one of them passes).
 import argparse
 import glob
 import os
-import re
 import shutil
 import subprocess
 import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+import foreign_sources  # noqa: E402
+
 SKIP = 77
 TEST_FILES = ("test_integration.py", "test_benchmark.py")
 
@@ -46,59 +51,44 @@ def find_tests_in(tree):
     return None
 
 
-def mirror_uris():
-    """The Debian mirror URIs and suite of this machine's apt sources."""
-    uris, suite = [], None
-    for path in glob.glob("/etc/apt/sources.list.d/*.sources"):
-        text = open(path).read()
-        for block in text.split("\n\n"):
-            fields = dict(re.findall(r"^(\w[\w-]*):\s*(.*)$", block, re.M))
-            if fields.get("Types", "").split() and "deb" in fields["Types"].split():
-                for uri in fields.get("URIs", "").split():
-                    if "security" not in uri:
-                        uris.append(uri)
-                        suite = suite or fields.get("Suites", "").split()[0]
-    if os.path.exists("/etc/apt/sources.list"):
-        for line in open("/etc/apt/sources.list"):
-            m = re.match(r"\s*deb\s+(?:\[[^\]]*\]\s+)?(\S+)\s+(\S+)", line)
-            if m and "security" not in m.group(1):
-                uris.append(m.group(1))
-                suite = suite or m.group(2)
-    return uris, suite
+def pymemcache_version():
+    try:
+        import pymemcache
+        return pymemcache.__version__
+    except (ImportError, AttributeError):
+        return None
 
 
-def apt_source(cache):
-    """pymemcache's Debian source package, unpacked under `cache`; None with the reason logged."""
-    found = glob.glob(os.path.join(cache, "python-pymemcache-*"))
-    if found:
-        return found[0]
-    uris, suite = mirror_uris()
-    if not uris or not shutil.which("apt-get") or not shutil.which("dpkg-source"):
-        log("no Debian mirror in the apt sources (or no apt-get/dpkg-source)")
+def find_tests():
+    """The directory holding pymemcache's test_integration.py; None with the reason logged."""
+    tree = os.environ.get("FOLSOM_PYMEMCACHE_SRC")
+    if tree:
+        found = find_tests_in(tree)
+        if not found:
+            log("FOLSOM_PYMEMCACHE_SRC=%s holds no test_integration.py" % tree)
+        return found
+    cache = os.environ.get("FOLSOM_PYMEMCACHE_CACHE",
+                           os.path.expanduser("~/.cache/folsom/pymemcache-src"))
+    os.makedirs(cache, exist_ok=True)
+    # The installed python3-pymemcache's version: the tests folsom's clients stand in for.
+    debian_version = foreign_sources.installed_version("python3-pymemcache")
+    version = pymemcache_version()
+    if debian_version and version and foreign_sources.upstream_version(debian_version) != version:
+        log("python3-pymemcache (%s) is not the pymemcache imported (%s)" % (debian_version,
+                                                                           version))
+        debian_version = None
+    if not debian_version:
+        log("python3-pymemcache is not installed: no source version to take its tests from")
         return None
-    state = os.path.join(cache, "apt")
-    for d in ("lists/partial", "archives/partial", "etc"):
-        os.makedirs(os.path.join(state, d), exist_ok=True)
-    with open(os.path.join(state, "etc", "src.sources"), "w") as f:
-        f.write("Types: deb-src\nURIs: %s\nSuites: %s\nComponents: main\n"
-                "Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg\n" % (uris[0], suite))
-    open(os.path.join(state, "etc", "empty.list"), "w").close()
-    opts = ["-o", "Dir::Etc::SourceList=" + os.path.join(state, "etc", "empty.list"),
-            "-o", "Dir::Etc::SourceParts=" + os.path.join(state, "etc"),
-            "-o", "Dir::State::Lists=" + os.path.join(state, "lists"),
-            "-o", "Dir::Cache=" + state, "-o", "Debug::NoLocking=1"]
-    r = subprocess.run(["apt-get", *opts, "-qq", "update"], capture_output=True, text=True)
-    if r.returncode != 0:
-        log("apt-get update of a deb-src list for %s failed: %s" % (uris[0], r.stderr.strip()))
+    upstream = foreign_sources.upstream_version(debian_version)
+    for top in glob.glob(os.path.join(cache, "pymemcache-%s" % upstream)):
+        if find_tests_in(top):
+            return find_tests_in(top)
+    tarball = foreign_sources.apt_orig_tarball("python-pymemcache", debian_version, cache, log)
+    if not tarball:
         return None
-    r = subprocess.run(["apt-get", *opts, "-qq", "source", "python-pymemcache"], cwd=cache,
-                       capture_output=True, text=True)
-    found = glob.glob(os.path.join(cache, "python-pymemcache-*"))
-    if r.returncode != 0 or not found:
-        log("apt-get source python-pymemcache failed: %s" % (r.stderr.strip().splitlines() or
-                                                           ["(no output)"])[-1])
-        return None
-    return found[0]
+    top = foreign_sources.unpack(tarball, cache, ["pymemcache/test/"])
+    return find_tests_in(top)
 
 
 def expected_failures():
@@ -117,16 +107,12 @@ def main():
     ap.add_argument("--protocols", default="meta,binary,ascii")
     args, pytest_args = ap.parse_known_args()
 
-    tree = os.environ.get("FOLSOM_PYMEMCACHE_SRC")
-    if not tree:
-        cache = os.environ.get("FOLSOM_PYMEMCACHE_CACHE",
-                               os.path.expanduser("~/.cache/folsom/pymemcache-src"))
-        os.makedirs(cache, exist_ok=True)
-        tree = apt_source(cache)
-    tests = find_tests_in(tree) if tree else None
+    tests = find_tests()
     if not tests:
         log("SKIPPED: pymemcache's tests are not available (set FOLSOM_PYMEMCACHE_SRC to a "
-            "pymemcache source tree, or add a deb-src line for the Debian mirror)")
+            "pymemcache source tree at the installed version, e.g. `git archive v3.5.2` of "
+            "pinterest/pymemcache, or put Debian's python-pymemcache_<version>.orig.tar.* in "
+            "the cache directory)")
         return SKIP
 
     expected = expected_failures()
@@ -141,10 +127,18 @@ def main():
         unexpected = []
         for protocol in args.protocols.split(","):
             env = dict(os.environ, FOLSOM_PROTOCOL=protocol, PYTHONDONTWRITEBYTECODE="1")
+            # pytest runs in the work directory: a relative PYTHONPATH would point elsewhere.
+            env["PYTHONPATH"] = os.pathsep.join(
+                os.path.abspath(p) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p)
             report = os.path.join(work, "report-%s.txt" % protocol)
             cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rfE",
                    "--junitxml", report, *TEST_FILES, *pytest_args]
             r = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True)
+            if not os.path.exists(report):
+                log("%s: pytest reported nothing (exit %d)" % (protocol, r.returncode))
+                print(r.stdout[-8000:], r.stderr[-4000:])
+                unexpected.append((protocol, "no report"))
+                continue
             failed = set()
             import xml.etree.ElementTree as ET
             for case in ET.parse(report).iter("testcase"):

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <fcntl.h>
 #include <fstream>
@@ -515,6 +516,47 @@ TEST_F(Cli, UnavailableProtocolIsAClearError) {
             EXPECT_EQ(r.status, 1) << r.err;  // the driver exists: a plain miss
         }
     }
+}
+
+TEST_F(Cli, BinaryKeysAreWrittenWithEscapesAndTravelOverMeta) {
+    // Byte values across 0..255 (0, 51, ..., 255) as keys, written as \xHH: set, get, incr,
+    // touch, delete.
+    for (int b = 0; b < 256; b += 51) {
+        char key[16];
+        std::snprintf(key, sizeof key, "\\x%02xk\\x%02X", b, 255 - b);
+        SCOPED_TRACE(key);
+        auto r = run(with({"--binary-keys", "set", key, "--", std::to_string(b)}));
+        EXPECT_EQ(r.status, 0) << r.err;
+        EXPECT_EQ(r.out, "STORED\n");
+        r = run(with({"--binary-keys", "get", key}));
+        EXPECT_EQ(r.status, 0) << r.err;
+        EXPECT_EQ(r.out, std::to_string(b));
+        r = run(with({"--binary-keys", "incr", key, "1"}));
+        EXPECT_EQ(r.out, std::to_string(b + 1) + "\n") << r.err;
+        r = run(with({"--binary-keys", "touch", key, "60"}));
+        EXPECT_EQ(r.out, "TOUCHED\n") << r.err;
+        r = run(with({"--binary-keys", "delete", key}));
+        EXPECT_EQ(r.out, "DELETED\n") << r.err;
+        r = run(with({"--binary-keys", "get", key}));
+        EXPECT_EQ(r.status, 1) << r.err;
+    }
+    // "\\" and "\x5c" are the same backslash; NUL, space, CR and LF inside a key.
+    ASSERT_EQ(run(with({"--binary-keys", "set", "a\\x00b\\\\ \\x0d\\x0a", "v"})).status, 0);
+    EXPECT_EQ(run(with({"--binary-keys", "get", "a\\x00b\\x5c\\x20\\r"})).status, 2);
+    EXPECT_EQ(run(with({"--binary-keys", "get", "a\\x00b\\x5C \\x0D\\x0A"})).out, "v");
+    // A text key means the same item with or without --binary-keys.
+    ASSERT_EQ(run(with({"set", "plain", "text"})).status, 0);
+    EXPECT_EQ(run(with({"--binary-keys", "get", "plain"})).out, "text");
+
+    // Refused: a bad escape, a key over 186 bytes, another protocol.
+    EXPECT_ONE_ERROR_LINE(run(with({"--binary-keys", "get", "a\\qb"})), "bad escape");
+    EXPECT_ONE_ERROR_LINE(run(with({"--binary-keys", "get", "a\\x0"})), "bad escape");
+    EXPECT_ONE_ERROR_LINE(run(with({"--binary-keys", "get", std::string(187, 'k')})),
+                          "1 to 186 bytes");
+    EXPECT_EQ(run(with({"--binary-keys", "get", std::string(186, 'k')})).status, 1);
+    for (const char* p : {"ascii", "binary"})
+        EXPECT_ONE_ERROR_LINE(run(with({"--protocol", p, "--binary-keys", "get", "k"})),
+                              "--binary-keys needs --protocol meta");
 }
 
 // ---- bench ------------------------------------------------------------------------------------

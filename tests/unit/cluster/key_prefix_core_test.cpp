@@ -240,6 +240,47 @@ TEST_F(Requests, RequestsWithoutKeysPassUntouched) {
     EXPECT_EQ(ring_->seen[0].key, "");
 }
 
+TEST(KeyPrefix, WithBinaryKeysAPrefixOfAnyBytesIsPutInFrontOfTheRawKeyAndCountsTo186) {
+    asio::io_context io;
+    auto ring = std::make_shared<RingCore>(io, servers);
+    const std::string prefix("\0ns \xff", 5);
+    KeyPrefixCore core(ring, prefix, true, 100, true);
+    const std::string key("\r\n\x80", 3);
+    // Placement hashes prefix + key as raw bytes, as the inner core would for the whole key.
+    EXPECT_EQ(core.server_for(key), ring->server_for(prefix + key));
+    RecordingOperation get;
+    Request g;
+    g.code = OpCode::get;
+    std::vector<std::string_view> keys{key, "x"};
+    g.keys = keys;
+    g.key = keys.front();
+    core.submit(0, get, 0, g);
+    ASSERT_EQ(ring->seen.size(), 1u);
+    EXPECT_EQ(ring->seen[0].keys, (std::vector<std::string>{prefix + key, prefix + "x"}));
+    ASSERT_EQ(get.events.size(), 3u);
+    EXPECT_EQ(get.events[0].key, key);  // the caller's raw bytes, without the prefix
+    EXPECT_EQ(get.events[1].key, "x");
+    // 181 + 5 = 186 fits; 182 + 5 does not, and never reaches the inner core.
+    for (std::size_t n : {181u, 182u}) {
+        RecordingOperation del;
+        Request d;
+        d.code = OpCode::del;
+        const std::string k(n, '\n');
+        d.key = k;
+        core.submit(0, del, 0, d);
+        ASSERT_EQ(del.completions().size(), 1u);
+        EXPECT_EQ(del.completions()[0].ec,
+                  n == 181 ? std::error_code() : std::error_code(errc::invalid_key));
+    }
+    EXPECT_EQ(ring->seen.size(), 2u);
+    EXPECT_EQ(ring->seen[1].key.size(), 186u);
+
+    using folsom::detail::validate_key_prefix;
+    EXPECT_FALSE(validate_key_prefix(std::string(185, '\0'), true));
+    EXPECT_EQ(validate_key_prefix(std::string(186, 'p'), true), errc::invalid_argument);
+    EXPECT_FALSE(validate_key_prefix("a b\r\n", true));
+}
+
 TEST(KeyPrefix, Validation) {
     using folsom::detail::validate_key_prefix;
     EXPECT_FALSE(validate_key_prefix(""));

@@ -48,4 +48,22 @@ TEST(KeyValidation, RefusesEmptyAndOverlongKeys) {
     EXPECT_EQ(folsom::protocol::validate_key(k), folsom::errc::invalid_key);
 }
 
+TEST(KeyValidation, BinaryKeysAreAnyBytesFromOneTo186) {
+    using folsom::protocol::validate_binary_key;
+    using folsom::protocol::validate_key;
+    for (int b = 0; b < 256; ++b) {
+        const std::string key(1, static_cast<char>(b));
+        EXPECT_FALSE(validate_binary_key(key)) << b;
+        EXPECT_FALSE(validate_key(key, true)) << b;
+        // The text rule still applies without binary keys.
+        EXPECT_EQ(static_cast<bool>(validate_key(key, false)), refused_by_rule(key)) << b;
+    }
+    EXPECT_FALSE(validate_binary_key(std::string("\0\r\n \x7f\xff", 6)));
+    EXPECT_FALSE(validate_binary_key(std::string(186, '\0')));
+    EXPECT_EQ(validate_binary_key(std::string(187, 'a')), folsom::errc::invalid_key);
+    EXPECT_EQ(validate_binary_key(""), folsom::errc::invalid_key);
+    EXPECT_EQ(validate_key(std::string(200, 'a'), true), folsom::errc::invalid_key);
+    EXPECT_FALSE(validate_key(std::string(200, 'a'), false));
+}
+
 }  // namespace
