@@ -87,6 +87,8 @@ Client& Handle::client(std::size_t i) {
                  : root->flags.binary_protocol ? Protocol::binary
                                                : Protocol::ascii;
     o.raw_binary_protocol_keys = binary_wire();
+    // --META with BINARY_PROTOCOL: the keys libmemcached's binary users store (any bytes).
+    o.binary_keys = folsom.meta && root->flags.binary_protocol;
     o.tls = folsom.tls;
     // libmemcached leaves the size of a value to the server (which answers E2BIG); the bound
     // here only keeps a reply from making the client allocate without limit.
@@ -302,6 +304,15 @@ memcached_return_t check_key(Handle& h, std::string_view key) {
     // Over binary libmemcached checks nothing else (VERIFY_KEY cannot be set there): a key of
     // any bytes is sent, and the core's raw_binary_protocol_keys lets it through.
     if (h.binary_wire()) return MEMCACHED_SUCCESS;
+    // --META with BINARY_PROTOCOL: any bytes still, as the core's binary_keys sends them
+    // (base64, reaching the items a binary client names), within the 186 bytes base64 leaves.
+    if (h.root->flags.binary_protocol) {
+        if (key.size() + h.prefix.size() > 186)
+            return set_error(h, MEMCACHED_BAD_KEY_PROVIDED,
+                             "key is longer than 186 bytes (with the prefix), the most the meta "
+                             "protocol carries in base64");
+        return MEMCACHED_SUCCESS;
+    }
     // Over ascii, VERIFY_KEY refuses what isgraph() refuses in the C locale: anything outside
     // 0x21..0x7e. Without it libmemcached would send any key, and a space or a control byte
     // would split the command on the wire; folsom refuses those (protocol::validate_key).

@@ -59,7 +59,7 @@ memcached_return_t mget(memcached_st* ptr, std::string_view group, const char* c
         if (k.empty() || k.size() + h->prefix.size() >= MEMCACHED_MAX_KEY ||
             ptr->flags.verify_key) {
             if (const memcached_return_t rc = check_key(*h, k); rc != MEMCACHED_SUCCESS) return rc;
-        } else if (!h->binary_wire() && folsom::protocol::validate_key(k)) {
+        } else if (!ptr->flags.binary_protocol && folsom::protocol::validate_key(k)) {
             // Over ascii libmemcached (without VERIFY_KEY) sends such a key as it is, and the
             // server answers nothing for it: pylibmc's get_multi relies on that. The drop-in
             // sends nothing for it, and it is a miss all the same. (Over binary it is sent.)
