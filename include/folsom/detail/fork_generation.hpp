@@ -5,13 +5,16 @@
 /// fork()").
 #pragma once
 
+#include "folsom/export.hpp"
+
 #include <atomic>
 #include <cstdint>
 
 namespace folsom::detail {
 
-/// Bumped in the child by a pthread_atfork handler (src/net/after_fork.cpp).
-extern std::atomic<std::uint32_t> fork_generation_counter;
+/// Bumped in the child by a pthread_atfork handler (src/net/after_fork.cpp). Exported: the
+/// inline reader below is compiled into programs that link a shared libfolsom.
+FOLSOM_EXPORT extern std::atomic<std::uint32_t> fork_generation_counter;
 
 inline std::uint32_t fork_generation() noexcept {
     return fork_generation_counter.load(std::memory_order_relaxed);
