@@ -1,5 +1,7 @@
 // libmemcached's configuration strings: memcached("--SERVER=... --BINARY-PROTOCOL", n) and
 // libmemcached_check_configuration(), with the options of libmemcached_configuration(3).
+#include "folsom/cluster/discovery.hpp"
+
 #include "handle.hpp"
 
 #include <algorithm>
@@ -7,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <fstream>
 #include <sstream>
 
@@ -123,12 +126,149 @@ std::string parser_error(const memcached_st* memc, const std::string& what) {
     return text;
 }
 
+bool readable(std::string_view path, const char* what, std::string& why) {
+    if (path.empty()) {
+        why = std::string(what) + " needs a file name";
+        return false;
+    }
+    std::ifstream in{std::string(path)};
+    if (!in) {
+        why = std::string("cannot read ") + what + " " + std::string(path);
+        return false;
+    }
+    return true;
+}
+
+/// folsom's own options (docs/libmemcached-dropin.md); false with `why` for bad input.
+bool apply_folsom_option(Handle& h, const std::string& name, std::string_view value,
+                         std::string& why) {
+    FolsomSettings& f = h.folsom;
+    const auto no_value = [&] {
+        if (!value.empty()) why = name + " takes no value";
+        return value.empty();
+    };
+    const auto tls = [&]() -> folsom::TlsOptions& {
+        if (!f.tls) f.tls.emplace();
+        return *f.tls;
+    };
+    if (name == "--TLS") {
+        if (!no_value()) return false;
+        tls();
+    } else if (name == "--TLS-CA" || name == "--TLS-CERT" || name == "--TLS-KEY") {
+        const char* what = name == "--TLS-CA"     ? "the CA file"
+                           : name == "--TLS-CERT" ? "the client certificate"
+                                                  : "the client key";
+        if (!readable(value, what, why)) return false;
+        (name == "--TLS-CA"     ? tls().ca_file
+         : name == "--TLS-CERT" ? tls().cert_file
+                                : tls().key_file) = value;
+    } else if (name == "--TLS-SNI") {
+        if (value.empty() || value.size() > 253) {
+            why = "--TLS-SNI needs a host name (1..253 bytes)";
+            return false;
+        }
+        tls().server_name = value;
+    } else if (name == "--TLS-NO-VERIFY") {
+        if (!no_value()) return false;
+        tls().verify = false;
+    } else if (name == "--META") {
+        if (!no_value()) return false;
+        f.meta = true;
+    } else if (name == "--QUIET-WRITES") {
+        if (!no_value()) return false;
+        f.quiet_writes = true;
+    } else if (name == "--ROUTE-FILE") {
+        if (!readable(value, "the route file", why)) return false;
+        try {
+            f.routes = folsom::RouteConfig::load(std::string(value));
+        } catch (const std::exception& e) {
+            why = std::string("route file ") + std::string(value) + ": " + e.what();
+            return false;
+        }
+        f.route_file = value;
+    } else if (name == "--SRV") {
+        if (value.empty()) {
+            why = "--SRV needs a name (e.g. _memcache._tcp.example.org)";
+            return false;
+        }
+        f.discovery_name = value;
+        f.discovery.reset();
+    } else if (name == "--SRV-NAMESERVERS" || name == "--ELASTICACHE") {
+        if (value.empty()) {
+            why = name + " needs a value";
+            return false;
+        }
+        if (name == "--ELASTICACHE") {
+            try {
+                f.discovery = folsom::cluster::make_elasticache_discovery(std::string(value));
+            } catch (const std::exception& e) {
+                why = std::string("--ELASTICACHE ") + std::string(value) + ": " + e.what();
+                return false;
+            }
+            f.discovery_name = value;
+            return true;
+        }
+        f.srv_nameservers = value;
+        f.discovery.reset();
+    } else if (name == "--DISCOVERY-INTERVAL") {
+        std::uint64_t ms;
+        if (!to_number(value, ms) || ms == 0 || ms > 86400000) {
+            why = "--DISCOVERY-INTERVAL needs milliseconds (1..86400000)";
+            return false;
+        }
+        f.discovery_interval = std::chrono::milliseconds(ms);
+    }
+    // An SRV name (with its name servers, in either order) makes its discovery.
+    if (!f.discovery && !f.discovery_name.empty() && f.discovery_name.rfind('_', 0) == 0) {
+        folsom::cluster::DnsSrvOptions o;
+        o.nameservers = f.srv_nameservers;
+        try {
+            f.discovery = folsom::cluster::make_dns_srv_discovery(f.discovery_name, o);
+        } catch (const std::exception& e) {
+            why = "--SRV " + f.discovery_name + ": " + e.what();
+            return false;
+        }
+    }
+    if (f.routes && f.discovery) {
+        why = "a route file and discovery cannot both name the servers";
+        return false;
+    }
+    return true;
+}
+
 }  // namespace
 
 namespace folsom::compat {
 
+bool apply_environment(memcached_st* memc) {
+    const char* path = std::getenv("FOLSOM_LIBMEMCACHED_CONFIG");
+    if (!path || !*path) return true;
+    std::ifstream in{path};
+    std::string message;
+    if (!in) {
+        message = "cannot read the file";
+    } else {
+        std::stringstream ss;
+        ss << in.rdbuf();
+        // '#' starts a comment to the end of its line.
+        std::string text;
+        std::istringstream lines(ss.str());
+        for (std::string line; std::getline(lines, line);) {
+            const std::size_t hash = line.find('#');
+            text += line.substr(0, hash);
+            text += '\n';
+        }
+        if (apply_configuration(memc, text, message, true) == MEMCACHED_SUCCESS) return true;
+    }
+    // No program checks memcached_create's handle for a reason: the message goes to stderr,
+    // and the handle is refused (nothing is ever sent with a configuration that is wrong).
+    std::fprintf(stderr, "libmemcached (folsom): FOLSOM_LIBMEMCACHED_CONFIG=%s: %s\n", path,
+                 message.c_str());
+    return false;
+}
+
 memcached_return_t apply_configuration(memcached_st* memc, std::string_view text,
-                                       std::string& message) {
+                                       std::string& message, bool from_environment) {
     Handle& h = *handle_of(memc);
     const std::vector<std::string> all = words(text);
     for (const std::string& word : all) {
@@ -166,6 +306,9 @@ memcached_return_t apply_configuration(memcached_st* memc, std::string_view text
             std::uint16_t port;
             std::uint32_t weight;
             const bool socket = name == "--SOCKET";
+            // The file configures how every handle talks; which servers is the program's.
+            if (from_environment)
+                return fail("servers are the program's to name, not FOLSOM_LIBMEMCACHED_CONFIG's");
             if (value.empty() && &word == &all.back())
                 return syntax_error("end of file", "IPADDRESS or HOSTNAME", "\"end of file\"", 0);
             if (!split_server(value, socket, host, port, weight)) return fail("malformed server");
@@ -264,7 +407,13 @@ memcached_return_t apply_configuration(memcached_st* memc, std::string_view text
             if (!in) return fail("cannot read the configuration file");
             std::stringstream ss;
             ss << in.rdbuf();
-            rc = apply_configuration(memc, ss.str(), message);
+            rc = apply_configuration(memc, ss.str(), message, from_environment);
+        } else if (name.rfind("--TLS", 0) == 0 || name == "--META" || name == "--QUIET-WRITES" ||
+                   name == "--ROUTE-FILE" || name == "--SRV" || name == "--SRV-NAMESERVERS" ||
+                   name == "--ELASTICACHE" || name == "--DISCOVERY-INTERVAL") {
+            std::string why;
+            if (!apply_folsom_option(h, name, value, why)) return fail(why);
+            h.disconnect();  // the next request connects as configured
         } else if (name == "INCLUDE" || name == "RESET" || name == "END" || name == "ERROR") {
             return fail("statement not supported by folsom's libmemcached drop-in");
         } else if (name.rfind("--", 0) == 0) {

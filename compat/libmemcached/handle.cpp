@@ -5,6 +5,8 @@
 #include "folsom/cluster/distribution.hpp"
 #include "folsom/protocol/key.hpp"
 
+#include <asio/steady_timer.hpp>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
@@ -56,6 +58,10 @@ void Handle::forget_if_forked() {
         static_cast<void>(new Client(std::move(*s->client)));  // never shut down, never freed
         s->client.reset();
     }
+    if (routed_client) {
+        static_cast<void>(new Client(std::move(*routed_client)));
+        routed_client.reset();
+    }
     static_cast<void>(loop.release());
 }
 
@@ -68,11 +74,16 @@ void Handle::disconnect() {
             any = true;
         }
     }
+    if (routed_client) {
+        routed_client->shutdown();
+        any = true;
+    }
     if (!loop) return;
     // Let the closing completions run on this thread, as BlockingClient's destructor does,
     // then start a fresh loop for the connections to come.
     for (auto& s : servers)
         s->client.reset();
+    routed_client.reset();
     if (any) loop->stop();
     loop.reset();
 }
@@ -87,16 +98,28 @@ Client& Handle::client(std::size_t i) {
         loop = std::make_unique<detail::BlockingLoop>(false, 1);
         loop_pid = current_pid();
     }
-    if (s.client) return *s.client;
+    if (folsom.routed() && routed_client) return *routed_client;
+    if (!folsom.routed() && s.client) return *s.client;
     Options o;
-    if (s.type == MEMCACHED_CONNECTION_UNIX_SOCKET)
+    if (folsom.routes) {
+        o.routes = folsom.routes;
+    } else if (folsom.discovery) {
+        o.discovery = folsom.discovery;
+        o.discovery_interval = folsom.discovery_interval;
+    } else if (s.type == MEMCACHED_CONNECTION_UNIX_SOCKET) {
         o.servers = {s.host};
-    else if (s.host.find(':') != std::string::npos)
+    } else if (s.host.find(':') != std::string::npos) {
         o.servers = {"[" + s.host + "]:" + std::to_string(s.port)};
-    else
+    } else {
         o.servers = {s.host + ":" + std::to_string(s.port)};
-    o.protocol = root->flags.binary_protocol ? Protocol::binary : Protocol::ascii;
-    o.raw_binary_protocol_keys = root->flags.binary_protocol;
+    }
+    o.protocol = folsom.meta                   ? Protocol::meta
+                 : root->flags.binary_protocol ? Protocol::binary
+                                               : Protocol::ascii;
+    o.raw_binary_protocol_keys = binary_wire();
+    // --META with BINARY_PROTOCOL: the keys libmemcached's binary users store (any bytes).
+    o.binary_keys = folsom.meta && root->flags.binary_protocol;
+    o.tls = folsom.tls;
     // libmemcached leaves the size of a value to the server (which answers E2BIG); the bound
     // here only keeps a reply from making the client allocate without limit.
     o.max_value_size = std::size_t{1} << 30;
@@ -120,7 +143,30 @@ Client& Handle::client(std::size_t i) {
     o.retry_idempotent = false;
     o.tcp_nodelay = root->flags.tcp_nodelay;
     o.key_prefix = prefix;
-    if (sasl && root->flags.binary_protocol) o.sasl = sasl;
+    if (sasl && binary_wire()) o.sasl = sasl;
+    if (folsom.routed()) {
+        // The route tree's pools (or the discovered ring) place the keys.
+        if (!folsom.discovery) {
+            routed_client = Client::connect(loop->io(), o);
+            return *routed_client;
+        }
+        // A discovered ring starts empty (its requests would fail with not_connected): the
+        // first request waits for a discovered server to connect, no longer than the connect
+        // timeout, as libmemcached's first request waits for its connect.
+        auto up = std::make_shared<bool>(false);
+        o.on_connection_state = [up](const std::string&, ConnectionState st) {
+            if (st == ConnectionState::connected) *up = true;
+        };
+        routed_client = Client::connect(loop->io(), o);
+        auto expired = std::make_shared<bool>(false);
+        auto timer = std::make_shared<asio::steady_timer>(loop->io(), o.connect_timeout);
+        const bool lead = loop->start([&] {
+            timer->async_wait([expired, timer](const std::error_code&) { *expired = true; });
+        });
+        loop->wait([&] { return *up || *expired; }, lead);
+        timer->cancel();
+        return *routed_client;
+    }
     s.client = Client::connect(loop->io(), o);
     return *s.client;
 }
@@ -166,7 +212,7 @@ std::size_t Handle::ring_server(std::uint32_t hash) const {
 
 std::size_t Handle::server_for(std::string_view key) const {
     const std::size_t n = servers.size();
-    if (n <= 1) return 0;
+    if (n <= 1 || folsom.routed()) return 0;
     std::string prefixed;
     if (behaviors[MEMCACHED_BEHAVIOR_HASH_WITH_PREFIX_KEY] && !prefix.empty()) {
         prefixed = prefix;
@@ -293,7 +339,16 @@ memcached_return_t check_key(Handle& h, std::string_view key) {
                          "key is longer than 250 bytes (with the prefix)");
     // Over binary libmemcached checks nothing else (VERIFY_KEY cannot be set there): a key of
     // any bytes is sent, and the core's raw_binary_protocol_keys lets it through.
-    if (h.root->flags.binary_protocol) return MEMCACHED_SUCCESS;
+    if (h.binary_wire()) return MEMCACHED_SUCCESS;
+    // --META with BINARY_PROTOCOL: any bytes still, as the core's binary_keys sends them
+    // (base64, reaching the items a binary client names), within the 186 bytes base64 leaves.
+    if (h.root->flags.binary_protocol) {
+        if (key.size() + h.prefix.size() > 186)
+            return set_error(h, MEMCACHED_BAD_KEY_PROVIDED,
+                             "key is longer than 186 bytes (with the prefix), the most the meta "
+                             "protocol carries in base64");
+        return MEMCACHED_SUCCESS;
+    }
     // Over ascii, VERIFY_KEY refuses what isgraph() refuses in the C locale: anything outside
     // 0x21..0x7e. Without it libmemcached would send any key, and a space or a control byte
     // would split the command on the wire; folsom refuses those (protocol::validate_key).

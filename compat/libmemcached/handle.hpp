@@ -19,6 +19,7 @@
 #include "folsom/client.hpp"
 #include "folsom/cluster/continuum.hpp"
 #include "folsom/detail/blocking_loop.hpp"
+#include "folsom/routes.hpp"
 
 #include <libmemcached-1.0/memcached.h>
 
@@ -95,6 +96,26 @@ struct ValueCipher {
     std::array<unsigned char, 16> iv;
 };
 
+/// What folsom adds to libmemcached, switched on by configuration alone (the options of
+/// configuration.cpp: --TLS..., --META, --QUIET-WRITES, --ROUTE-FILE, --SRV, --ELASTICACHE),
+/// in a configuration string or in the file FOLSOM_LIBMEMCACHED_CONFIG names, which applies
+/// to every memcached_st the process creates (docs/libmemcached-dropin.md).
+struct FolsomSettings {
+    std::optional<TlsOptions> tls;
+    bool meta = false;          // the meta protocol on the wire, whatever BINARY_PROTOCOL says
+    bool quiet_writes = false;  // stores sent quiet, still answered with their true outcome
+    std::string route_file;     // where `routes` came from (for messages)
+    std::optional<RouteConfig> routes;
+    std::string discovery_name;   // the SRV name or the ElastiCache endpoint
+    std::string srv_nameservers;  // --SRV-NAMESERVERS (empty: /etc/resolv.conf's)
+    std::shared_ptr<cluster::Discovery> discovery;
+    std::chrono::milliseconds discovery_interval{30000};
+    /// Routes or discovery name the servers: every keyed request goes to one Client over the
+    /// route tree (or the discovered ring), and the servers the program added are not used
+    /// for keys.
+    bool routed() const { return routes.has_value() || discovery != nullptr; }
+};
+
 /// Everything a memcached_st holds besides its public fields.
 struct Handle {
     memcached_st* root = nullptr;
@@ -110,6 +131,9 @@ struct Handle {
     std::optional<SaslCredentials> sasl;
     // memcached_set_encoding_key: values are stored encrypted and decrypted when read.
     std::optional<ValueCipher> cipher;
+    FolsomSettings folsom;
+    // With folsom.routed(): the one Client every server index maps to (made on first use).
+    std::optional<Client> routed_client;
     std::uint64_t query_id = 0;
     // The last error, as memcached_last_error*() report it.
     memcached_return_t last_rc = MEMCACHED_SUCCESS;
@@ -137,6 +161,8 @@ struct Handle {
     mutable std::vector<cluster::Continuum::Point> spy_ring;
 
     ~Handle();
+    /// The binary protocol is what goes on the wire: BINARY_PROTOCOL set and --META not.
+    bool binary_wire() const { return root->flags.binary_protocol && !folsom.meta; }
     /// Drops every connection (they come back on the next request): after a change of
     /// protocol, timeouts, credentials or prefix, and in memcached_quit().
     void disconnect();
@@ -257,8 +283,12 @@ std::optional<ValueCipher> make_value_cipher(const char* key, std::size_t key_le
 bool encrypt_value(const ValueCipher& c, std::string_view plain, std::string& out);
 bool decrypt_value(const ValueCipher& c, std::string_view cipher, std::string& out);
 /// Parses a libmemcached configuration string into `memc` (already created); on failure,
-/// the message says what is wrong.
+/// the message says what is wrong. `from_environment`: FOLSOM_LIBMEMCACHED_CONFIG's file,
+/// where --SERVER and --SOCKET are refused.
 memcached_return_t apply_configuration(memcached_st* memc, std::string_view text,
-                                       std::string& message);
+                                       std::string& message, bool from_environment = false);
+/// Applies the file FOLSOM_LIBMEMCACHED_CONFIG names (when set) to a new memcached_st; false
+/// (the reason written to stderr) when it cannot be read or is not a valid configuration.
+bool apply_environment(memcached_st* memc);
 
 }  // namespace folsom::compat

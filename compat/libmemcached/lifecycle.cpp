@@ -77,6 +77,10 @@ memcached_st* memcached_create(memcached_st* ptr) {
         return nullptr;
     }
     ptr->options.is_allocated = allocated;
+    if (!folsom::compat::apply_environment(ptr)) {
+        memcached_free(ptr);
+        return nullptr;
+    }
     return ptr;
 }
 
@@ -130,6 +134,7 @@ memcached_st* memcached_clone(memcached_st* clone, const memcached_st* source) {
     h->bucket_servers = from->bucket_servers;
     h->sasl = from->sasl;
     h->cipher = from->cipher;
+    h->folsom = from->folsom;
     for (const auto& s : from->servers) {
         if (folsom::compat::add_server(*h, s->host, s->port, s->weight, s->type,
                                        folsom::compat::WeightRule::always) != MEMCACHED_SUCCESS) {
@@ -149,6 +154,7 @@ memcached_return_t memcached_reset(memcached_st* ptr) {
     memcached_free(ptr);
     folsom::compat::init_memcached(ptr);
     ptr->options.is_allocated = allocated;
+    folsom::compat::apply_environment(ptr);  // a bad file was reported when ptr was created
     return MEMCACHED_SUCCESS;
 }
 

@@ -33,7 +33,7 @@ char* copy_value(memcached_st* ptr, std::string_view v, memcached_return_t& rc) 
 // the stored bytes back as they are (only its text-protocol reply path decrypts), and so does
 // the drop-in: its callers see what they saw on Debian's library.
 bool decrypt_in_place(const Handle& h, folsom::Value& v) {
-    if (!h.cipher || v.data.empty() || h.root->flags.binary_protocol) return true;
+    if (!h.cipher || v.data.empty() || h.binary_wire()) return true;
     std::string plain;
     if (!folsom::compat::decrypt_value(*h.cipher, v.data, plain)) return false;
     v.data = std::move(plain);
@@ -75,7 +75,7 @@ memcached_return_t mget(memcached_st* ptr, std::string_view group, const char* c
         h->client(s);
     const bool with_cas = ptr->flags.support_cas;
     auto replies = run_each<folsom::MultiGetResult>(*h, which, [&](std::size_t s, auto handler) {
-        folsom::Client& c = *h->servers[s]->client;
+        folsom::Client& c = h->client(s);  // made above (or the routed one)
         if (with_cas)
             c.gets_multi(std::span<const std::string_view>(per_server[s]), std::move(handler));
         else

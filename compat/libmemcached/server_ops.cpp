@@ -31,8 +31,7 @@ memcached_return_t on_every_server(
     if (const memcached_return_t frc = flush_buffered(h); frc != MEMCACHED_SUCCESS) return frc;
     const auto which = all_servers(h);
     auto replies = run_each<std::vector<folsom::NodeResult<T>>>(
-        h, which,
-        [&](std::size_t i, auto handler) { start(*h.servers[i]->client, std::move(handler)); });
+        h, which, [&](std::size_t i, auto handler) { start(h.client(i), std::move(handler)); });
     memcached_return_t out = MEMCACHED_SUCCESS;
     for (std::size_t i = 0; i < replies.size(); ++i) {
         auto& [ec, nodes] = replies[i];

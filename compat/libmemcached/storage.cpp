@@ -37,14 +37,19 @@ memcached_return_t store(memcached_st* ptr, folsom::StoreMode mode, const char* 
     }
     if (const memcached_return_t rc = flush_buffered(h); rc != MEMCACHED_SUCCESS) return rc;
     folsom::Client& c = h.client(p.server);
+    // --QUIET-WRITES: sent quiet (meta q, binary SETQ...), and still its true outcome.
     auto [ec, status] = run<folsom::Status>(h, [&](auto handler) {
-        c.store(mode, k, folsom::Bytes(data), to_ttl(expiration), folsom::StoreOptions{flags, cas},
-                std::move(handler));
+        if (h.folsom.quiet_writes)
+            c.quiet().store(mode, k, folsom::Bytes(data), to_ttl(expiration),
+                            folsom::StoreOptions{flags, cas}, std::move(handler));
+        else
+            c.store(mode, k, folsom::Bytes(data), to_ttl(expiration),
+                    folsom::StoreOptions{flags, cas}, std::move(handler));
     });
     memcached_return_t rc = ec ? MEMCACHED_SUCCESS : to_return(status);
     // The binary protocol tells why a store was refused, and libmemcached passes it on: an
     // add finds the key there, a replace finds it missing.
-    if (rc == MEMCACHED_NOTSTORED && ptr->flags.binary_protocol) {
+    if (rc == MEMCACHED_NOTSTORED && h.binary_wire()) {
         if (mode == folsom::StoreMode::add) rc = MEMCACHED_DATA_EXISTS;
         if (mode == folsom::StoreMode::replace) rc = MEMCACHED_NOTFOUND;
     }
@@ -64,7 +69,7 @@ memcached_return_t arith(memcached_st* ptr, bool incr, const char* group_key,
     const Prepared p = prepare(ptr, view(group_key, group_key_length), view(key, key_length));
     if (p.rc != MEMCACHED_SUCCESS) return p.rc;
     Handle& h = *p.h;
-    if (initial && !ptr->flags.binary_protocol) {
+    if (initial && !ptr->flags.binary_protocol && !h.folsom.meta) {
         // The text protocol cannot create a counter; libmemcached refuses before sending.
         if (value) *value = UINT64_MAX;
         return set_error(h, MEMCACHED_INVALID_ARGUMENTS,
@@ -106,9 +111,13 @@ memcached_return_t flush_buffered(Handle& h) {
     // All at once, pipelined per connection, in the order they were made.
     auto replies = run_each<Status>(h, which, [&](std::size_t i, auto handler) {
         BufferedStore& b = items[i];
-        h.servers[b.server]->client->store(b.mode, b.key, Bytes(std::move(b.value)),
-                                           to_ttl(b.expiration), StoreOptions{b.flags, b.cas},
-                                           std::move(handler));
+        Client& c = h.client(b.server);
+        if (h.folsom.quiet_writes)
+            c.quiet().store(b.mode, b.key, Bytes(std::move(b.value)), to_ttl(b.expiration),
+                            StoreOptions{b.flags, b.cas}, std::move(handler));
+        else
+            c.store(b.mode, b.key, Bytes(std::move(b.value)), to_ttl(b.expiration),
+                    StoreOptions{b.flags, b.cas}, std::move(handler));
     });
     memcached_return_t out = MEMCACHED_SUCCESS;
     for (std::size_t i = 0; i < replies.size(); ++i) {
