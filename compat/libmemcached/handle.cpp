@@ -391,27 +391,28 @@ void lm_free(const memcached_st* memc, void* p) {
 
 // ---- results ------------------------------------------------------------------------------
 
-memcached_return_t fill_result(memcached_result_st* r, std::string_view key, const Value& v) {
+memcached_return_t fill_result(memcached_result_st* r, std::string_view key, std::string_view data,
+                               std::uint32_t flags, std::uint64_t cas) {
     const memcached_st* root = r->root;
     const std::size_t key_len = std::min<std::size_t>(key.size(), MEMCACHED_MAX_KEY - 1);
     std::memcpy(r->item_key, key.data(), key_len);
     r->item_key[key_len] = '\0';
     r->key_length = key_len;
-    r->item_flags = v.flags;
-    r->item_cas = v.cas;
+    r->item_flags = flags;
+    r->item_cas = cas;
     r->item_expiration = 0;
     r->numeric_value = UINT64_MAX;
     r->count++;
     memcached_string_st& s = r->value;
-    if (!s.string || s.current_size < v.data.size() + 1) {
-        void* p = lm_realloc(root, s.string, v.data.size() + 1);
+    if (!s.string || s.current_size < data.size() + 1) {
+        void* p = lm_realloc(root, s.string, data.size() + 1);
         if (!p) return MEMCACHED_MEMORY_ALLOCATION_FAILURE;
         s.string = static_cast<char*>(p);
-        s.current_size = v.data.size() + 1;
+        s.current_size = data.size() + 1;
     }
-    if (!v.data.empty()) std::memcpy(s.string, v.data.data(), v.data.size());
-    s.string[v.data.size()] = '\0';
-    s.end = s.string + v.data.size();
+    if (!data.empty()) std::memcpy(s.string, data.data(), data.size());
+    s.string[data.size()] = '\0';
+    s.end = s.string + data.size();
     s.root = const_cast<memcached_st*>(root);
     s.options.is_initialized = true;
     return MEMCACHED_SUCCESS;

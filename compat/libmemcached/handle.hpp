@@ -26,7 +26,6 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -72,10 +71,13 @@ struct ServerEntry {
     bool last_failed = false;  // its last request failed at the connection
 };
 
-/// A libmemcached result kept between memcached_mget() and the memcached_fetch*() calls.
+/// A hit of the last memcached_mget(), kept until a memcached_fetch*() call hands it out: its
+/// key in Handle::fetched_keys and its value in one of Handle::fetched's buffers, so that an
+/// mget copies no value and allocates nothing per key.
 struct PendingResult {
-    std::string key;  // without the prefix, as libmemcached returns it
-    Value value;
+    std::uint32_t key_offset;  // in fetched_keys; the key without the prefix, as returned
+    std::uint32_t key_size;
+    ValueRef value;
 };
 
 /// A set held back by MEMCACHED_BEHAVIOR_BUFFER_REQUESTS until memcached_flush_buffers (or
@@ -140,8 +142,23 @@ struct Handle {
     std::string last_message;
     int last_errno = 0;
     const memcached_instance_st* last_disconnected = nullptr;
-    // Results of the last mget, handed out by memcached_fetch*().
-    std::deque<PendingResult> pending;
+    // Results of the last mget, handed out by memcached_fetch*() from next_pending on: the
+    // replies (which hold the values' bytes) and the hits' keys. Kept between mgets, cleared
+    // (their capacity stays), so that a loop of mgets reuses them.
+    std::vector<PendingResult> pending;
+    std::size_t next_pending = 0;
+    std::vector<MultiGetResult> fetched;
+    std::string fetched_keys;
+    // The mget's keys by server and the servers it asks: scratch reused by every mget.
+    std::vector<std::vector<std::string_view>> mget_keys;
+    std::vector<std::size_t> mget_servers;
+    /// Forgets the last mget's results (memcached_fetch*() then find nothing).
+    void clear_pending() {
+        pending.clear();
+        next_pending = 0;
+        fetched.clear();
+        fetched_keys.clear();
+    }
     // Writes held back by MEMCACHED_BEHAVIOR_BUFFER_REQUESTS, in the order they were made.
     std::vector<BufferedStore> buffered;
     memcached_return_t pending_end = MEMCACHED_END;
@@ -261,7 +278,12 @@ void lm_free(const memcached_st* memc, void* p);
 /// Sets up a memcached_st's public fields and its Handle (memcached_create's work).
 void init_memcached(memcached_st* memc);
 /// Fills `result` from a value, its key given without the prefix.
-memcached_return_t fill_result(memcached_result_st* result, std::string_view key, const Value& v);
+memcached_return_t fill_result(memcached_result_st* result, std::string_view key,
+                               std::string_view data, std::uint32_t flags, std::uint64_t cas);
+inline memcached_return_t fill_result(memcached_result_st* result, std::string_view key,
+                                      const Value& v) {
+    return fill_result(result, key, v.data, v.flags, v.cas);
+}
 /// When a server's weight above 1 sets the weighted-ketama flag: memcached_server_add* (and
 /// configuration strings) set it only under a consistent distribution; memcached_server_push,
 /// memcached_push and memcached_clone always.

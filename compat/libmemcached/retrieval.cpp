@@ -40,11 +40,19 @@ bool decrypt_in_place(const Handle& h, folsom::Value& v) {
     return true;
 }
 
+// As decrypt_in_place, for a value viewed where it was read: `data` then views `plain`.
+bool decrypt_view(const Handle& h, std::string_view& data, std::string& plain) {
+    if (!h.cipher || data.empty() || h.binary_wire()) return true;
+    if (!folsom::compat::decrypt_value(*h.cipher, data, plain)) return false;
+    data = plain;
+    return true;
+}
+
 memcached_return_t mget(memcached_st* ptr, std::string_view group, const char* const* keys,
                         const size_t* key_length, size_t number_of_keys) {
     Handle* h = handle_of(ptr);
     if (!h) return MEMCACHED_INVALID_ARGUMENTS;
-    h->pending.clear();
+    h->clear_pending();
     h->query_id++;
     ptr->result.count = 0;
     if (h->servers.empty()) return set_error(*h, MEMCACHED_NO_SERVERS, "no servers defined");
@@ -53,7 +61,10 @@ memcached_return_t mget(memcached_st* ptr, std::string_view group, const char* c
     if (!group.empty())
         if (const memcached_return_t rc = check_key(*h, group); rc != MEMCACHED_SUCCESS) return rc;
     // Every key is checked before anything is sent.
-    std::vector<std::vector<std::string_view>> per_server(h->servers.size());
+    auto& per_server = h->mget_keys;
+    per_server.resize(h->servers.size());
+    for (auto& ks : per_server)
+        ks.clear();
     for (size_t i = 0; i < number_of_keys; ++i) {
         const std::string_view k = view(keys[i], key_length[i]);
         if (k.empty() || k.size() + h->prefix.size() >= MEMCACHED_MAX_KEY ||
@@ -68,7 +79,8 @@ memcached_return_t mget(memcached_st* ptr, std::string_view group, const char* c
         per_server[h->server_for(group.empty() ? k : group)].push_back(k);
     }
     if (const memcached_return_t frc = flush_buffered(*h); frc != MEMCACHED_SUCCESS) return frc;
-    std::vector<std::size_t> which;
+    auto& which = h->mget_servers;
+    which.clear();
     for (std::size_t s = 0; s < per_server.size(); ++s)
         if (!per_server[s].empty()) which.push_back(s);
     for (const std::size_t s : which)
@@ -102,11 +114,17 @@ memcached_return_t mget(memcached_st* ptr, std::string_view group, const char* c
         } else {
             finish(*h, s, {}, MEMCACHED_SUCCESS);
         }
+        // The hits are handed out from the reply itself (its values stay in its buffer); the
+        // caller's keys may go once the mget returns, so theirs are copied.
         const auto& ks = per_server[s];
         for (std::size_t i = 0; i < ks.size() && i < result.values.size(); ++i)
-            if (result.values[i])
+            if (result.values[i]) {
                 h->pending.push_back(
-                    PendingResult{std::string(ks[i]), result.values[i]->to_value()});
+                    PendingResult{static_cast<std::uint32_t>(h->fetched_keys.size()),
+                                  static_cast<std::uint32_t>(ks[i].size()), *result.values[i]});
+                h->fetched_keys.append(ks[i]);
+            }
+        if (!result.values.empty()) h->fetched.push_back(std::move(result));
     }
     if (failed == 0) return set_success(*h);
     if (failed == which.size()) return first_failure;
@@ -135,7 +153,7 @@ memcached_result_st* memcached_fetch_result(memcached_st* ptr, memcached_result_
         *error = MEMCACHED_INVALID_ARGUMENTS;
         return nullptr;
     }
-    if (h->pending.empty()) {
+    if (h->next_pending == h->pending.size()) {
         // As libmemcached: END when this result struct received something since the mget (its
         // count), NOT FOUND when it did not; either way the count starts again.
         *error = result && result->count > 0 ? MEMCACHED_END : MEMCACHED_NOTFOUND;
@@ -147,14 +165,16 @@ memcached_result_st* memcached_fetch_result(memcached_st* ptr, memcached_result_
         *error = MEMCACHED_MEMORY_ALLOCATION_FAILURE;
         return nullptr;
     }
-    PendingResult next = std::move(h->pending.front());
-    h->pending.pop_front();
-    if (!decrypt_in_place(*h, next.value)) {
+    const PendingResult& next = h->pending[h->next_pending++];
+    const std::string_view key(h->fetched_keys.data() + next.key_offset, next.key_size);
+    std::string_view data = next.value.data;
+    std::string plain;
+    if (!decrypt_view(*h, data, plain)) {
         *error = set_error(*h, MEMCACHED_FAILURE, "hashkit_decrypt() failed");
         if (ours) memcached_result_free(result);
         return nullptr;
     }
-    *error = fill_result(result, next.key, next.value);
+    *error = fill_result(result, key, data, next.value.flags, next.value.cas);
     if (*error != MEMCACHED_SUCCESS) {
         if (ours) memcached_result_free(result);
         return nullptr;
@@ -240,7 +260,7 @@ char* memcached_get_by_key(memcached_st* ptr, const char* group_key, size_t grou
         return nullptr;
     }
     Handle& h = *p.h;
-    h.pending.clear();
+    h.clear_pending();
     if (const memcached_return_t frc = flush_buffered(h); frc != MEMCACHED_SUCCESS) {
         *error = frc;
         return nullptr;
