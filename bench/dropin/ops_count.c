@@ -2,10 +2,10 @@
  * against another (callgrind, strace -c): the same binary runs on Debian's libmemcached or,
  * with LD_LIBRARY_PATH, on the drop-in.
  *
- *   ops_count PORT get|mget|none N
+ *   ops_count PORT get|miss|mget|none N
  *
  * Sets 100 keys (k0..k99, 100-byte values) on 127.0.0.1:PORT, then does N memcached_get of
- * k0, or N memcached_mget of the 100 keys each fetched to the end with
+ * k0, or N of a key never set, or N memcached_mget of the 100 keys each fetched to the end with
  * memcached_fetch_result, or nothing ("none": the baseline of setup and teardown). Exits 1
  * when a call fails or a value is missing. Build: cc -O2 ops_count.c -lmemcached. */
 #include <libmemcached/memcached.h>
@@ -18,7 +18,7 @@
 
 int main(int argc, char** argv) {
     if (argc != 4) {
-        fprintf(stderr, "usage: %s PORT get|mget|none N\n", argv[0]);
+        fprintf(stderr, "usage: %s PORT get|miss|mget|none N\n", argv[0]);
         return 2;
     }
     const in_port_t port = (in_port_t)atoi(argv[1]);
@@ -49,6 +49,11 @@ int main(int argc, char** argv) {
             if (!v || len != sizeof value) return 1;
             free(v);
             ++found;
+        } else if (strcmp(op, "miss") == 0) {
+            size_t len;
+            uint32_t flags;
+            if (memcached_get(m, "absent", 6, &len, &flags, &rc) || rc != MEMCACHED_NOTFOUND)
+                return 1;
         } else if (strcmp(op, "mget") == 0) {
             if (memcached_mget(m, keys, lens, KEYS) != MEMCACHED_SUCCESS) return 1;
             while (memcached_fetch_result(m, &result, &rc))

@@ -267,12 +267,37 @@ char* memcached_get_by_key(memcached_st* ptr, const char* group_key, size_t grou
     }
     folsom::Client& c = h.client(p.server);
     const std::string_view k = view(key, key_length);
-    auto [ec, value] = run<std::optional<folsom::Value>>(h, [&](auto handler) {
-        if (ptr->flags.support_cas)
-            c.gets(k, std::move(handler));
-        else
-            c.get(k, std::move(handler));
-    });
+    memcached_result_st* const r = &ptr->result;
+    std::error_code ec;
+    // The value: in `value`, or already in ptr->result (`in_result`).
+    std::optional<folsom::Value> value;
+    bool in_result = false;
+    if (!ptr->flags.support_cas && !h.cipher) {
+        // The usual get: the value goes from the connection's read buffer straight into
+        // ptr->result (where libmemcached's get leaves it too), with no copy of its own.
+        memcached_return_t fill_rc = MEMCACHED_SUCCESS;
+        auto [view_ec, hit] = run<bool>(h, [&](auto handler) {
+            c.get_view(k, [&, handler](std::error_code e, const folsom::ValueView* v) {
+                if (v) fill_rc = fill_result(r, k, v->data, v->flags, v->cas);
+                handler(e, v != nullptr);
+            });
+        });
+        ec = view_ec;
+        in_result = hit;
+        if (!ec && hit && fill_rc != MEMCACHED_SUCCESS) {
+            *error = set_error(h, fill_rc, "out of memory for the value");
+            return nullptr;
+        }
+    } else {
+        auto [get_ec, got] = run<std::optional<folsom::Value>>(h, [&](auto handler) {
+            if (ptr->flags.support_cas)
+                c.gets(k, std::move(handler));
+            else
+                c.get(k, std::move(handler));
+        });
+        ec = get_ec;
+        value = std::move(got);
+    }
     if (ec) {
         *error = finish(h, p.server, ec, MEMCACHED_SUCCESS);
         // libmemcached's get is an mget and a fetch: a reply line it cannot read ends the fetch
@@ -286,9 +311,8 @@ char* memcached_get_by_key(memcached_st* ptr, const char* group_key, size_t grou
         *error = set_error(h, MEMCACHED_FAILURE, "hashkit_decrypt() failed");
         return nullptr;
     }
-    if (!value && ptr->get_key_failure) {
+    if (!value && !in_result && ptr->get_key_failure) {
         // The read-through trigger: the callback may supply the value (and have it stored).
-        memcached_result_st* r = &ptr->result;
         memcached_result_reset(r);
         const memcached_return_t trc = ptr->get_key_failure(ptr, key, key_length, r);
         if (trc == MEMCACHED_SUCCESS || trc == MEMCACHED_BUFFERED) {
@@ -301,16 +325,17 @@ char* memcached_get_by_key(memcached_st* ptr, const char* group_key, size_t grou
                 r->item_flags, 0};
         }
     }
-    if (!value) {
+    if (!value && !in_result) {
         if (flags) *flags = 0;
         *error = finish(h, p.server, {}, MEMCACHED_NOTFOUND);
         return nullptr;
     }
-    fill_result(&ptr->result, k, *value);
+    if (value) fill_result(r, k, *value);
     *error = finish(h, p.server, {}, MEMCACHED_SUCCESS);
-    *value_length = value->data.size();
-    if (flags) *flags = value->flags;
-    return copy_value(ptr, value->data, *error);
+    *value_length = memcached_result_length(r);
+    if (flags) *flags = r->item_flags;
+    return copy_value(ptr, std::string_view(r->value.string ? r->value.string : "", *value_length),
+                      *error);
 }
 
 char* memcached_get(memcached_st* ptr, const char* key, size_t key_length, size_t* value_length,

@@ -886,10 +886,20 @@ class GetViewOp final : public Operation {
         auto deliver = [cb = std::move(cb_), ec = ec_]() mutable { cb(ec, nullptr); };
         destroy(this);
         if (delivered) return;
-        if (from_initiator)
+        if (from_initiator && !inline_ok(*core))
             asio::post(core->executor(), std::move(deliver));
         else
             deliver();
+    }
+    /// A miss read inside the call that started it may be reported there too, under the same
+    /// rule as AsyncOp::deliver: the thread allows it (WriteHere, Handlers::may_run_inline)
+    /// and is the io_context's only runner. It spares a blocking wrapper the post and the
+    /// scheduler round that would run it.
+    static bool inline_ok(ClientCore& core) noexcept {
+        if (!WriteHere::handlers_may_run_inline()) return false;
+        asio::io_context* io = core.inline_context();
+        return io != nullptr &&
+               (io->get_executor().running_in_this_thread() || WriteHere::active());
     }
     void end_span(const SpanEnd& e) noexcept {
         span_->end(e);

@@ -233,6 +233,41 @@ TEST_P(WriteHereTest, HandlersMayRunInTheCallWhenTheThreadAllowsIt) {
     });
 }
 
+TEST_P(WriteHereTest, AGetViewMissMayCompleteInTheCallOnlyWhenTheThreadAllowsIt) {
+    // A get_view hit reaches its callback from the read itself; a miss read in the call that
+    // started it completes there only under may_run_inline (else it is posted, as Asio
+    // promises). Each completes exactly once either way.
+    on_pinned_thread_with_servers(1, [&](Servers& servers) {
+        asio::io_context io;
+        auto client = folsom::Client::connect(io, options(servers));
+        store(io, client, "k", "v");
+        constexpr int requests = 100;
+        int miss_in_call[2] = {0, 0}, wrong = 0;
+        bool in_call = false;
+        become_idle();
+        for (const bool allow : {false, true}) {
+            WriteHere here(true, allow ? Handlers::may_run_inline : Handlers::never_inline);
+            for (int i = 0; i < requests; ++i) {
+                const bool hit = i % 2 == 0;
+                int times = 0;
+                in_call = true;
+                client.get_view(hit ? "k" : "absent",
+                                [&](std::error_code ec, const folsom::ValueView* v) {
+                                    if (!hit && in_call) ++miss_in_call[allow];
+                                    wrong += !ec && (hit ? v && v->data == "v" : !v) ? 0 : 1;
+                                    ++times;
+                                });
+                in_call = false;
+                ASSERT_TRUE(drive(io, [&] { return times > 0; })) << "request " << i;
+                ASSERT_EQ(times, 1) << "request " << i;
+            }
+        }
+        EXPECT_EQ(wrong, 0);
+        EXPECT_EQ(miss_in_call[false], 0);  // Asio's promise holds without may_run_inline
+        EXPECT_GT(miss_in_call[true], 0) << "of " << requests / 2;
+    });
+}
+
 TEST_P(WriteHereTest, AMultiGetOverThreeServersReadsEveryPartInTheCall) {
     on_pinned_thread_with_servers(3, [&](Servers& servers) {
         asio::io_context io;
