@@ -1,6 +1,7 @@
 # The version of the top CMakeLists.txt (VERSION, passed in) is the one debian/changelog's
-# newest entry and CHANGELOG.md's newest section carry (python/setup.py reads it from
-# CMakeLists.txt itself). Bump them together.
+# newest entry and CHANGELOG.md's newest version section carry (python/setup.py reads it from
+# CMakeLists.txt itself). Bump them together. CHANGELOG.md may open with one "## Unreleased"
+# section, what the next version will bring; the section after it is then the newest version.
 file(STRINGS ${SOURCE_DIR}/debian/changelog first LIMIT_COUNT 1)
 if(NOT first MATCHES "^folsom \\(([0-9.]+)(-[^)]*)?\\) ")
   message(FATAL_ERROR "debian/changelog: cannot read the version of: ${first}")
@@ -10,6 +11,13 @@ if(NOT CMAKE_MATCH_1 STREQUAL VERSION)
 endif()
 file(STRINGS ${SOURCE_DIR}/CHANGELOG.md sections REGEX "^## ")
 list(GET sections 0 newest)
+if(newest STREQUAL "## Unreleased")
+  list(LENGTH sections count)
+  if(count LESS 2)
+    message(FATAL_ERROR "CHANGELOG.md: no version section after ## Unreleased")
+  endif()
+  list(GET sections 1 newest)
+endif()
 if(NOT newest MATCHES "^## ([0-9.]+)")
   message(FATAL_ERROR "CHANGELOG.md: the newest section is not a version: ${newest}")
 endif()
