@@ -128,8 +128,10 @@ def main():
         for protocol in args.protocols.split(","):
             env = dict(os.environ, FOLSOM_PROTOCOL=protocol, PYTHONDONTWRITEBYTECODE="1")
             # pytest runs in the work directory: a relative PYTHONPATH would point elsewhere.
+            # python/tests too: the conftest starts its servers with foreign_sources.Memcached.
             env["PYTHONPATH"] = os.pathsep.join(
-                os.path.abspath(p) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p)
+                [os.path.abspath(p) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+                + [os.path.dirname(HERE)])
             report = os.path.join(work, "report-%s.txt" % protocol)
             cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rfE",
                    "--junitxml", report, *TEST_FILES, *pytest_args]

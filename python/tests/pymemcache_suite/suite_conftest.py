@@ -23,6 +23,7 @@ import time
 import pytest
 
 import folsom
+import foreign_sources
 import pymemcache.client
 import pymemcache.client.base
 import pymemcache.client.hash
@@ -30,40 +31,9 @@ import pymemcache.client.hash
 PROTOCOL = os.environ.get("FOLSOM_PROTOCOL", "meta")
 
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class _Memcached:
-    def __init__(self, extra=()):
-        for _ in range(5):
-            self.port = _free_port()
-            args = ["memcached", "-l", "127.0.0.1", "-p", str(self.port), "-U", "0", "-t", "2",
-                    "-m", "64"]
-            if os.geteuid() == 0:
-                args += ["-u", "root"]
-            self.proc = subprocess.Popen(args + list(extra), stdout=subprocess.DEVNULL,
-                                         stderr=subprocess.DEVNULL)
-            deadline = time.monotonic() + 10
-            while time.monotonic() < deadline and self.proc.poll() is None:
-                try:
-                    socket.create_connection(("127.0.0.1", self.port), 0.2).close()
-                    return
-                except OSError:
-                    time.sleep(0.01)
-            self.stop()
-        raise RuntimeError("memcached did not start")
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+# One memcached per instance on a free loopback port, stopped by its PID: the class the other
+# foreign suites use (python/tests/foreign_sources.py, on the path run_pymemcache_suite.py sets).
+_Memcached = foreign_sources.Memcached
 
 
 _state = {}
