@@ -113,6 +113,9 @@ class Connection final : public std::enable_shared_from_this<Connection>,
     void on_resolved(std::uint64_t gen, const std::error_code& ec,
                      asio::ip::tcp::resolver::results_type results);
     void on_connected(std::uint64_t gen, const std::error_code& ec);
+    /// Registers the connected socket with the reactor again, for read readiness alone (see
+    /// on_connected); false when that failed (the socket is then closed).
+    bool reregister_for_reads();
     void start_tls(std::uint64_t gen);
     void after_transport();
     void start_handshake();
@@ -126,22 +129,43 @@ class Connection final : public std::enable_shared_from_this<Connection>,
     /// Arms the asynchronous read (at most one is ever pending; a no-op when one is).
     void start_read();
     void on_read(std::uint64_t gen, const std::error_code& ec, std::size_t n);
+    /// Why a direct read is made: on the chance that bytes are there (read_now() weighs it
+    /// and counts the outcome), because the caller has weighed it already (the outcome is
+    /// counted), or because the socket was just reported readable (not counted: it says
+    /// nothing of the odds).
+    enum class ReadWhy : std::uint8_t { chance, decided, readable };
     /// Decodes what rbuf_ holds and delivers it, then keeps reading on this thread while
-    /// replies keep coming (read_now()), bounded; `read_first`: reads before the first decode.
-    /// Arms the asynchronous read at the end while requests remain, and also when idle unless
-    /// this thread is the io_context's only runner (WriteHere).
-    void deliver_replies(bool read_first);
+    /// replies keep coming (read_now()), bounded; `read_first`: reads before the first decode,
+    /// for reason `why`. Arms the asynchronous read at the end while requests remain, and also
+    /// when idle unless this thread is the io_context's only runner (WriteHere); there, after
+    /// a recv that found nothing, a readiness wait instead (await_readable()).
+    void deliver_replies(bool read_first, ReadWhy why = ReadWhy::chance);
     /// After a write: on the thread that is the io_context's only runner (WriteHere), with no
-    /// asynchronous read pending, reads the replies here at once (deliver_replies); otherwise
+    /// asynchronous read pending, reads the replies here at once (deliver_replies), or waits
+    /// for them with await_readable() when direct reads have been finding nothing; otherwise
     /// arms the asynchronous read if none is pending. See WriteHere.
     void after_send();
+    /// On a WriteHere thread (the io_context's only runner), plain socket: waits for the
+    /// socket to become readable, then reads it directly (on_readable). Unlike an asynchronous
+    /// read, the wait makes no speculative recv and posts no completion when the bytes are
+    /// already there: Asio's reactor reports them, and one recv reads them. Only where no
+    /// epoll_wait can have run since the socket was last found empty (a recv that returned
+    /// EAGAIN, or the write of a request on an idle connection): Asio registers the socket
+    /// edge-triggered, and a readiness reported before the wait was armed would never be
+    /// reported again.
+    void await_readable();
+    void on_readable(std::uint64_t gen, const std::error_code& ec);
     /// After a read's replies are delivered (and what their handlers sent is written), a
     /// reply to those requests is often already in the socket (a server on the same CPU
     /// answers before the client thread runs on). Reading it here, with a non-blocking recv,
     /// spares an Asio read operation, a scheduler round and an epoll_wait per round trip.
     /// Bounded, so that one busy connection cannot starve the io_context's other work.
-    enum class ReadNow : std::uint8_t { read, would_block, failed };
-    ReadNow read_now();
+    /// would_block: a recv found nothing; skipped: none was made (see direct_read_likely()).
+    enum class ReadNow : std::uint8_t { read, would_block, skipped, failed };
+    ReadNow read_now(ReadWhy why = ReadWhy::chance);
+    /// Whether a direct recv is worth its system call: while recent ones found bytes, and
+    /// once every 64 rounds after they stopped finding any.
+    bool direct_read_likely() noexcept;
     static constexpr int max_direct_reads = 16;
     void received(std::size_t n);
     void read_failed(const std::error_code& ec);  // fails the connection: connection_lost
@@ -252,9 +276,10 @@ class Connection final : public std::enable_shared_from_this<Connection>,
     bool writing_ = false;
     bool decoding_ = false;  // inside driver_->decode(): completions run on this strand
     // An asynchronous read is pending (and holds a buffer in rbuf_'s free space: nothing else
-    // may read into rbuf_ until it completes). One is always pending while connected, except
-    // on an idle connection whose io_context a WriteHere thread drives: there the next write
-    // reads its reply on the spot (after_send()), with no Asio read before or after it.
+    // may read into rbuf_ until it completes), or a readiness wait (await_readable()). One is
+    // always pending while connected, except on an idle connection whose io_context a
+    // WriteHere thread drives: there the next write reads its reply on the spot
+    // (after_send()), with no Asio read before or after it.
     bool read_armed_ = false;
     bool reading_ = false;  // inside deliver_replies() (or the handshake's reply): no nesting
     bool handshaking_ = false;

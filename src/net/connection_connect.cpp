@@ -15,6 +15,7 @@
 
 #include <memory>
 #include <string>
+#include <unistd.h>
 #include <utility>
 #include <vector>
 
@@ -100,6 +101,15 @@ void Connection::on_connected(std::uint64_t gen, const std::error_code& ec) {
         fail(errc::connect_failed, ec.message());
         return;
     }
+    // Asio learnt that the connect finished from the socket's write readiness, and keeps the
+    // socket registered for it from then on (edge-triggered): every acknowledgement that frees
+    // send space would wake the reactor for nothing, an epoll_wait that reports EPOLLOUT alone
+    // before the one that brings the reply. Handing the descriptor back to Asio registers it
+    // anew, for reads alone (a write that must wait for space registers it for writes again).
+    if (!reregister_for_reads()) {
+        fail(errc::connect_failed, "the connected socket could not be registered");
+        return;
+    }
     // From here the socket is one a forked child must not use (after_fork.hpp).
     tracked_fd_ = sock().native_handle();
     track_connection_socket(tracked_fd_);
@@ -121,6 +131,21 @@ void Connection::on_connected(std::uint64_t gen, const std::error_code& ec) {
     // thread.
     socket_.non_blocking(true, ignored);
     after_transport();
+}
+
+bool Connection::reregister_for_reads() {
+    Socket& s = sock();
+    std::error_code ec;
+    const auto protocol = s.local_endpoint(ec).protocol();
+    if (ec) return false;
+    const auto fd = s.release(ec);
+    if (ec) return false;
+    s.assign(protocol, fd, ec);
+    if (ec) {
+        ::close(fd);
+        return false;
+    }
+    return true;
 }
 
 void Connection::start_tls(std::uint64_t gen) {

@@ -46,14 +46,18 @@ void Connection::on_read(std::uint64_t gen, const std::error_code& ec, std::size
     deliver_replies(false);
 }
 
-void Connection::deliver_replies(bool read_first) {
+void Connection::deliver_replies(bool read_first, ReadWhy why) {
     reading_ = true;
+    ReadNow last = ReadNow::read;
     for (int round = 0;; ++round) {
         if (round > 0 || read_first) {
-            if (round == max_direct_reads || inflight_.empty()) break;
-            const ReadNow r = read_now();
-            if (r == ReadNow::would_block) break;
-            if (r == ReadNow::failed) {  // fail() has run
+            if (round == max_direct_reads || inflight_.empty()) {
+                last = ReadNow::read;
+                break;
+            }
+            last = read_now(round == 0 ? why : ReadWhy::chance);
+            if (last == ReadNow::would_block || last == ReadNow::skipped) break;
+            if (last == ReadNow::failed) {  // fail() has run
                 reading_ = false;
                 return;
             }
@@ -74,7 +78,13 @@ void Connection::deliver_replies(bool read_first) {
     // While connected one read stays pending, also on an idle connection, to notice the server
     // closing it. Not when idle on a WriteHere thread: no one runs the io_context between that
     // thread's requests anyway, and the next write reads its own reply (after_send()).
-    if (!not_connected() && (!inflight_.empty() || !WriteHere::active())) start_read();
+    if (not_connected() || (inflight_.empty() && WriteHere::active())) return;
+    // A WriteHere thread whose recv has just found the socket empty waits for it to become
+    // readable: no speculative recv (it would find nothing again), no posted completion.
+    if (last == ReadNow::would_block && WriteHere::active())
+        await_readable();
+    else
+        start_read();
 }
 
 void Connection::after_send() {
@@ -87,27 +97,58 @@ void Connection::after_send() {
     // the reply of a server that answers at once (one on this host, often) is already in the
     // socket. Reading it now costs one recv(2), where an asynchronous read costs a speculative
     // recv, an epoll_wait and a scheduler round; when it is not there yet, deliver_replies()
-    // arms the asynchronous read. Completions then run inside the call that wrote: WriteHere
-    // says so.
-    deliver_replies(true);
+    // waits for it (await_readable()). Completions then run inside the call that wrote:
+    // WriteHere says so. While such recvs keep finding nothing (a server on another CPU or
+    // host), the reply is waited for at once: an epoll_wait and a recv, and no recv before.
+    // (No epoll_wait has run since the write, so the wait cannot miss the reply.)
+    if (!direct_read_likely()) {
+        await_readable();
+        return;
+    }
+    deliver_replies(true, ReadWhy::decided);
 }
 
-Connection::ReadNow Connection::read_now() {
+void Connection::await_readable() {
+    read_armed_ = true;
+    socket_.async_wait(
+        asio::socket_base::wait_read,
+        asio::bind_allocator(detail::RequestAllocator<void>(),
+                             [self = shared_from_this(), gen = generation_](
+                                 const std::error_code& ec) { self->on_readable(gen, ec); }));
+}
+
+void Connection::on_readable(std::uint64_t gen, const std::error_code& ec) {
+    if (gen != generation_) return;  // read_armed_ belongs to the new socket
+    read_armed_ = false;
+    if (ec) {
+        read_failed(ec);
+        return;
+    }
+    deliver_replies(true, ReadWhy::readable);
+}
+
+bool Connection::direct_read_likely() noexcept {
+    return read_hits_ > 0 || (++read_probe_ & 63) == 0;
+}
+
+Connection::ReadNow Connection::read_now(ReadWhy why) {
     // Plain sockets only (a TLS record may need a write to make progress), and only while reads
     // have been finding bytes: a recv that finds none costs a syscall for nothing, so after
-    // misses the probe runs once every 64 rounds until it hits again.
-    if (tls_ || read_armed_ || not_connected()) return ReadNow::would_block;
-    if (read_hits_ == 0 && (++read_probe_ & 63) != 0) return ReadNow::would_block;
+    // misses the probe runs once every 64 rounds until it hits again. A socket just reported
+    // readable is read whatever the odds.
+    if (tls_ || read_armed_ || not_connected()) return ReadNow::skipped;
+    if (why == ReadWhy::chance && !direct_read_likely()) return ReadNow::skipped;
+    const bool counted = why != ReadWhy::readable;
     auto space = rbuf_.prepare(std::max(read_need_, min_read_size));
     // recv(2) itself rather than Asio's read_some, as send_now() does for writes.
     const ::ssize_t n = ::recv(socket_.native_handle(), space.data(), space.size(), 0);
     if (n < 0) {
         const int e = errno;
-        if (e == EAGAIN || e == EWOULDBLOCK || e == EINTR) {
-            // (EINTR: the pending asynchronous read will find the bytes.)
-            if (read_hits_ > 0) --read_hits_;
+        if (e == EAGAIN || e == EWOULDBLOCK) {
+            if (read_hits_ > 0 && counted) --read_hits_;
             return ReadNow::would_block;
         }
+        if (e == EINTR) return ReadNow::skipped;  // (the asynchronous read will find the bytes)
         read_failed(std::error_code(e, asio::error::get_system_category()));
         return ReadNow::failed;
     }
@@ -115,7 +156,7 @@ Connection::ReadNow Connection::read_now() {
         read_failed(asio::error::eof);
         return ReadNow::failed;
     }
-    if (read_hits_ < 3) ++read_hits_;
+    if (read_hits_ < 3 && counted) ++read_hits_;
     received(static_cast<std::size_t>(n));
     return ReadNow::read;
 }

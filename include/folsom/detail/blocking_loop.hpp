@@ -206,21 +206,27 @@ class FOLSOM_EXPORT BlockingLoop {
     /// A handler that throws (one of the caller's own: the client's never do) does not end
     /// the drive, whose waiter's request still points at the waiter's frame: the first such
     /// exception is rethrown once `done()`.
+    /// A drive that ran handlers counts as a poll (try_lead() then skips its catch-up): Asio's
+    /// run_one() runs the reactor, which runs the due timers, whenever the reactor's turn
+    /// comes in its queue, and a drive that waits for a reply runs it to read the reply.
     template <class Pred>
     void drive_until(Pred& done) {
         WriteHere here(true, WriteHere::Handlers::may_run_inline);
         std::exception_ptr thrown;
+        bool ran = false;
         for (;;) {
             {
                 std::lock_guard lk(m_);
                 if (done()) break;
             }
+            ran = true;
             try {
                 io_.run_one();
             } catch (...) {
                 if (!thrown) thrown = std::current_exception();
             }
         }
+        if (ran) last_poll_ = std::chrono::steady_clock::now();
         if (thrown) std::rethrow_exception(thrown);
     }
 
