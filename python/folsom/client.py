@@ -680,13 +680,14 @@ class HashClient(Client):
             self.default_kwargs.update(max_pool_size=max_pool_size,
                                        pool_idle_timeout=pool_idle_timeout,
                                        lock_generator=lock_generator)
+        # pymemcache hashes a key given as bytes by its repr, a str key by its characters: b"k"
+        # and "k" name one item but may live on different servers. Only Python knows a key's
+        # type, so with pymemcache's placement over several servers this client's bytes keys go
+        # through a client of their own, placed by the core's pymemcache_rendezvous_bytes
+        # (made at the first bytes key); multi-key calls give each client its keys.
         self._bytes_keys = None
-        if rendezvous and len(self.servers) > 1 and self._opts.get("routes") is None:
-            # pymemcache hashes a key given as bytes by its repr, a str key by its characters:
-            # b"k" and "k" name one item but may live on different servers. Only Python knows a
-            # key's type, so this client's bytes keys go through a client of their own, placed
-            # by the core's pymemcache_rendezvous_bytes (made at the first bytes key).
-            self.__class__ = _HashClientWithBytesKeys
+        self._split_bytes_keys = (rendezvous and len(self.servers) > 1
+                                  and self._opts.get("routes") is None)
 
     @property
     def clients(self):
@@ -731,35 +732,7 @@ class HashClient(Client):
 
     remove_server = add_server
 
-
-def _by_key_type(name):
-    """Client.<name> on the client that places the key as pymemcache does for its type."""
-    method = getattr(Client, name)
-
-    def by_key_type(self, key, *args, **kwargs):
-        if isinstance(key, bytes):
-            return method(self._bytes_keys_client(), key, *args, **kwargs)
-        return method(self, key, *args, **kwargs)
-
-    by_key_type.__name__ = name
-    by_key_type.__qualname__ = "HashClient." + name
-    by_key_type.__doc__ = method.__doc__
-    return by_key_type
-
-
-def _split_by_key_type(keys):
-    """(keys given as bytes, the others), each in the order given."""
-    as_bytes, others = [], []
-    for k in keys:
-        (as_bytes if isinstance(k, bytes) else others).append(k)
-    return as_bytes, others
-
-
-class _HashClientWithBytesKeys(HashClient):
-    """A HashClient over several servers with pymemcache's placement (what HashClient becomes
-    then): a key given as bytes goes through a second client over the same servers, placed as
-    pymemcache places bytes keys (by their repr); every other key through this one. A
-    multi-key call gives each client its keys and merges the results."""
+    # ---- keys given as bytes (pymemcache's placement: see _split_bytes_keys) ----------------
 
     def _bytes_keys_client(self):
         with self._clients_lock:
@@ -769,8 +742,14 @@ class _HashClientWithBytesKeys(HashClient):
             return self._bytes_keys
 
     def _merged(self, name, keys, *args):
-        as_bytes, others = _split_by_key_type(keys)
-        method = getattr(HashClient, name)
+        """Client.<name>(keys, *args) over this client's keys and the bytes keys' client's,
+        the results merged."""
+        method = getattr(Client, name)
+        if not self._split_bytes_keys:
+            return method(self, keys, *args)
+        as_bytes, others = [], []
+        for k in keys:
+            (as_bytes if isinstance(k, bytes) else others).append(k)
         if not as_bytes:
             return method(self, others, *args)
         theirs = method(self._bytes_keys_client(), as_bytes, *args)
@@ -804,21 +783,39 @@ class _HashClientWithBytesKeys(HashClient):
     delete_multi = delete_many
 
     def set_many(self, values, expire=0, noreply=None, flags=None):
+        if not self._split_bytes_keys:
+            return Client.set_many(self, values, expire, noreply, flags)
         as_bytes = {k: v for k, v in values.items() if isinstance(k, bytes)}
         if not as_bytes:
-            return HashClient.set_many(self, values, expire, noreply, flags)
-        failed = HashClient.set_many(self._bytes_keys_client(), as_bytes, expire, noreply, flags)
+            return Client.set_many(self, values, expire, noreply, flags)
+        failed = Client.set_many(self._bytes_keys_client(), as_bytes, expire, noreply, flags)
         others = {k: v for k, v in values.items() if not isinstance(k, bytes)}
         if others:
-            failed = HashClient.set_many(self, others, expire, noreply, flags) + failed
+            failed = Client.set_many(self, others, expire, noreply, flags) + failed
         return failed
 
     set_multi = set_many
 
 
+def _by_key_type(name):
+    """HashClient.<name>: Client.<name> on the client that places the key as pymemcache does
+    for its type (see HashClient._bytes_keys_client)."""
+    method = getattr(Client, name)
+
+    def by_key_type(self, key, *args, **kwargs):
+        if self._split_bytes_keys and isinstance(key, bytes):
+            return method(self._bytes_keys_client(), key, *args, **kwargs)
+        return method(self, key, *args, **kwargs)
+
+    by_key_type.__name__ = name
+    by_key_type.__qualname__ = "HashClient." + name
+    by_key_type.__doc__ = method.__doc__
+    return by_key_type
+
+
 for _name in ("get", "gets", "gat", "gats", "set", "add", "replace", "append", "prepend", "cas",
               "delete", "touch", "incr", "decr", "get_or_fill", "server_for"):
-    setattr(_HashClientWithBytesKeys, _name, _by_key_type(_name))
+    setattr(HashClient, _name, _by_key_type(_name))
 del _name
 
 

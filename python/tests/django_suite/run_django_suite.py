@@ -166,7 +166,7 @@ def child(tests, server, protocol, report, pattern, options):
     for alias in caches:
         backend = django_caches[alias]
         if not isinstance(backend, folsom.django.FolsomCache) or \
-                type(backend._cache) is not folsom.HashClient:
+                not isinstance(backend._cache, folsom.HashClient):
             raise RuntimeError("%s is %r on %r, not FolsomCache on folsom.HashClient"
                                % (alias, backend, type(backend._cache)))
         backend.close()
