@@ -1,5 +1,6 @@
 """folsom.Client: a blocking client with pymemcache's methods, on folsom-cpp's core."""
 
+import math
 import os
 import threading
 import weakref
@@ -609,7 +610,7 @@ _PYMEMCACHE_BYTES = "pymemcache_rendezvous_bytes"
 
 # HashClient's options that place keys over several servers: meaningless for one server's client.
 _PLACEMENT_OPTIONS = frozenset({"distribution", "hash_with_key_prefix", "failover",
-                                "dead_timeout"})
+                                "dead_timeout", "failure_limit"})
 
 
 class HashClient(Client):
@@ -617,9 +618,10 @@ class HashClient(Client):
     serializer, deserializer, connect_timeout, timeout, no_delay, socket_module,
     socket_keepalive, key_prefix, max_pool_size, pool_idle_timeout, lock_generator,
     retry_attempts, retry_timeout, dead_timeout, use_pooling, ignore_exc, allow_unicode_keys,
-    default_noreply, encoding, tls_context``). A server that fails is taken out of the
-    placement for ``dead_timeout`` seconds (folsom's auto-eject), as pymemcache's HashClient
-    marks it dead; ``retry_timeout`` is the delay before the first reconnect attempt."""
+    default_noreply, encoding, tls_context``). A server that fails is retried every
+    ``retry_timeout`` seconds, and at its (``retry_attempts`` + 1)-th failure in a row taken out
+    of the placement for ``dead_timeout`` seconds after its last failure (folsom's auto-eject),
+    as pymemcache's HashClient marks it dead; its keys then go where pymemcache's would."""
 
     def __init__(self, servers, hasher=None, serde=None, serializer=None, deserializer=None,
                  connect_timeout=None, timeout=None, no_delay=None, socket_module=None,
@@ -651,10 +653,18 @@ class HashClient(Client):
         rendezvous = options["distribution"] in _PYMEMCACHE_RENDEZVOUS
         if rendezvous or options["distribution"] == _PYMEMCACHE_BYTES:
             options.setdefault("hash_with_key_prefix", False)  # pymemcache hashes the bare key
+        # pymemcache's dead-server handling, in the core's failover: a server that fails is
+        # tried again every retry_timeout seconds (its keys failing meanwhile), taken out of
+        # the placement at its (retry_attempts + 1)-th failure in a row (its keys then go
+        # where pymemcache's hasher sends them without it), and kept out for dead_timeout
+        # seconds after its last failure (back at once when a reconnect succeeds).
         options.setdefault("failover", True)
         options.setdefault("dead_timeout", float(dead_timeout))
+        options.setdefault("failure_limit",
+                           math.ceil(retry_attempts) + 1 if retry_attempts > 0 else 1)
         if retry_timeout:
             options.setdefault("reconnect_initial_delay", float(retry_timeout))
+            options.setdefault("reconnect_max_delay", float(retry_timeout))
         options.update(max_pool_size=max_pool_size, pool_idle_timeout=pool_idle_timeout,
                        lock_generator=lock_generator, retry_attempts=retry_attempts,
                        use_pooling=use_pooling)

@@ -63,7 +63,6 @@ _PYLIBMC_NO_OPS = {
     "buffer_requests": "folsom always pipelines requests onto its connections",
     "cas": "folsom always reads CAS values (gets/cas need no switch)",
     "verify_keys": "folsom always checks keys before sending them",
-    "failure_limit": "a failed server is ejected at its first failure for dead_timeout",
     "_io_msg_watermark": "libmemcached's I/O buffering; folsom's event loop has no counterpart",
     "_io_bytes_watermark": "libmemcached's I/O buffering; folsom's event loop has no counterpart",
     "_io_key_prefetch": "libmemcached's I/O buffering; folsom's event loop has no counterpart",
@@ -198,7 +197,8 @@ def pylibmc_options(binary, behaviors, options):
     pylibmc does (pylibmc_placement()); connect_timeout
     (ms) -> connect_timeout; send_timeout/receive_timeout (us) -> timeout (folsom's is per
     request, the larger of the two); retry_timeout (s) -> retry_timeout; dead_timeout (s) ->
-    dead_timeout; remove_failed/auto_eject -> failover; _noreply -> default_noreply;
+    dead_timeout; remove_failed/auto_eject -> failover; failure_limit -> failure_limit (failures
+    in a row before a server is ejected); _noreply -> default_noreply;
     _hash_with_prefix_key -> hash_with_key_prefix; pickle_protocol -> the pickle serde's version;
     num_replicas: 0 only; _sort_hosts: FolsomCache orders the servers as libmemcached does.
     The others are no-ops (_PYLIBMC_NO_OPS says why). pylibmc ejects no failed server unless
@@ -248,6 +248,9 @@ def pylibmc_options(binary, behaviors, options):
                 options["dead_timeout"] = value
         elif name in ("remove_failed", "auto_eject"):
             options["failover"] = bool(value)
+        elif name == "failure_limit":
+            if value:
+                options["failure_limit"] = int(value)
         elif name == "_noreply":
             options["default_noreply"] = bool(value)
         elif name == "_hash_with_prefix_key":

@@ -3,6 +3,7 @@
 #include "cluster/hash/murmur3.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <numeric>
 
 namespace folsom::cluster {
@@ -90,19 +91,23 @@ void pymemcache_rendezvous_prepare(std::span<const ServerAddress> servers,
 
 namespace {
 
-// The server whose murmur3("<node>-" + text) scores highest; a tie goes to the greater name.
-std::size_t highest_score(std::span<const std::uint32_t> words, std::string_view text) noexcept {
+// The server whose murmur3("<node>-" + text) scores highest among those `usable` accepts; a
+// tie goes to the greater name. `servers` (the count) when it accepts none.
+template <class Usable>
+std::size_t highest_score(std::span<const std::uint32_t> words, std::string_view text,
+                          Usable&& usable) noexcept {
     const std::size_t servers = words.size() / pymemcache_rendezvous_words;
-    std::size_t winner = 0;
+    std::size_t winner = servers;
     std::uint32_t best_score = 0;
     std::uint32_t best_rank = 0;
     for (std::size_t s = 0; s < servers; ++s) {
+        if (!usable(s)) continue;
         const std::uint32_t* w = words.data() + s * pymemcache_rendezvous_words;
         const std::uint32_t score =
             Murmur3_32(Murmur3_32::Words{w[0], w[1], w[2]}).update(text).digest();
         // The first server always wins against pymemcache's initial -1; later ones by a higher
         // score, or an equal one with a greater name.
-        if (s == 0 || score > best_score || (score == best_score && w[3] > best_rank)) {
+        if (winner == servers || score > best_score || (score == best_score && w[3] > best_rank)) {
             winner = s;
             best_score = score;
             best_rank = w[3];
@@ -148,26 +153,55 @@ std::size_t bytes_repr(std::string_view key, char (&out)[max_repr]) noexcept {
 
 }  // namespace
 
-std::size_t pymemcache_rendezvous_pick(std::span<const std::uint32_t> words,
-                                       std::string_view key) noexcept {
-    if (words.size() / pymemcache_rendezvous_words <= 1) return 0;
+namespace {
+
+// Calls f(text) with the text pymemcache hashes after "<node>-" for `key`: its characters'
+// low bytes (a str key), or its repr (a bytes key).
+template <class F>
+std::size_t with_hashed_text(std::string_view key, bool as_bytes, F&& f) noexcept {
+    if (as_bytes) {
+        // A memcached key is at most 250 bytes; a longer one never reaches a server (any
+        // server will do), so only its first max_repr_key bytes are hashed.
+        char repr[max_repr];
+        const std::size_t size = bytes_repr(key.substr(0, max_repr_key), repr);
+        return f(std::string_view(repr, size));
+    }
     char decoded[max_decoded];
     std::size_t size = 0;
     const bool ascii = std::all_of(key.begin(), key.end(),
                                    [](char c) { return static_cast<unsigned char>(c) < 0x80; });
     if (!ascii && low_bytes_of_characters(key, decoded, size))
         key = std::string_view(decoded, size);
-    return highest_score(words, key);
+    return f(key);
+}
+
+constexpr auto every_server = [](std::size_t) { return true; };
+
+}  // namespace
+
+std::size_t pymemcache_rendezvous_pick(std::span<const std::uint32_t> words,
+                                       std::string_view key) noexcept {
+    if (words.size() / pymemcache_rendezvous_words <= 1) return 0;
+    return with_hashed_text(key, false, [&](std::string_view text) {
+        return highest_score(words, text, every_server);
+    });
 }
 
 std::size_t pymemcache_rendezvous_pick_bytes(std::span<const std::uint32_t> words,
                                              std::string_view key) noexcept {
     if (words.size() / pymemcache_rendezvous_words <= 1) return 0;
-    // A memcached key is at most 250 bytes; a longer one never reaches a server (any server
-    // will do), so only its first max_repr_key bytes are hashed.
-    char repr[max_repr];
-    const std::size_t size = bytes_repr(key.substr(0, max_repr_key), repr);
-    return highest_score(words, std::string_view(repr, size));
+    return with_hashed_text(
+        key, true, [&](std::string_view text) { return highest_score(words, text, every_server); });
+}
+
+std::size_t pymemcache_rendezvous_pick_among(std::span<const std::uint32_t> words,
+                                             std::string_view key, bool as_bytes,
+                                             const std::function<bool(std::size_t)>& usable,
+                                             std::size_t none) noexcept {
+    const std::size_t servers = words.size() / pymemcache_rendezvous_words;
+    const std::size_t s = with_hashed_text(
+        key, as_bytes, [&](std::string_view text) { return highest_score(words, text, usable); });
+    return s == servers ? none : s;
 }
 
 }  // namespace folsom::cluster

@@ -17,6 +17,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -43,5 +44,13 @@ std::size_t pymemcache_rendezvous_pick(std::span<const std::uint32_t> words,
 /// Python's repr of the bytes ("b'k\\xff'"), as pymemcache's "%s-%s" % (node, key) makes it.
 std::size_t pymemcache_rendezvous_pick_bytes(std::span<const std::uint32_t> words,
                                              std::string_view key) noexcept;
+
+/// The owner of `key` (a bytes key with `as_bytes`) among the servers `usable` accepts, as
+/// pymemcache's HashClient picks it once it has removed the others from its hasher (a dead
+/// server): the highest score of those left. `none` when `usable` accepts no server.
+std::size_t pymemcache_rendezvous_pick_among(std::span<const std::uint32_t> words,
+                                             std::string_view key, bool as_bytes,
+                                             const std::function<bool(std::size_t)>& usable,
+                                             std::size_t none) noexcept;
 
 }  // namespace folsom::cluster
