@@ -72,16 +72,12 @@ struct ServerEntry {
 };
 
 /// A hit of the last memcached_mget(), kept until a memcached_fetch*() call hands it out: its
-/// key (without the prefix, as returned) and its value, both copied into Handle::fetched as the
-/// reply was read, so that an mget allocates nothing per key and keeps no reply alive.
+/// key in Handle::fetched_keys and its value in one of Handle::fetched's buffers, so that an
+/// mget copies no value and allocates nothing per key.
 struct PendingResult {
-    std::size_t key_offset;  // in Handle::fetched
-    std::size_t data_offset;
+    std::uint32_t key_offset;  // in fetched_keys; the key without the prefix, as returned
     std::uint32_t key_size;
-    std::uint32_t rank;  // the position of its server in the mget's order of servers
-    std::size_t data_size;
-    std::uint32_t flags;
-    std::uint64_t cas;
+    ValueRef value;
 };
 
 /// A set held back by MEMCACHED_BEHAVIOR_BUFFER_REQUESTS until memcached_flush_buffers (or
@@ -147,11 +143,12 @@ struct Handle {
     int last_errno = 0;
     const memcached_instance_st* last_disconnected = nullptr;
     // Results of the last mget, handed out by memcached_fetch*() from next_pending on: the
-    // hits, their keys' and values' bytes in `fetched`. Kept between mgets, cleared (their
-    // capacity stays), so that a loop of mgets reuses them.
+    // replies (which hold the values' bytes) and the hits' keys. Kept between mgets, cleared
+    // (their capacity stays), so that a loop of mgets reuses them.
     std::vector<PendingResult> pending;
     std::size_t next_pending = 0;
-    std::string fetched;
+    std::vector<MultiGetResult> fetched;
+    std::string fetched_keys;
     // The mget's keys by server and the servers it asks: scratch reused by every mget.
     std::vector<std::vector<std::string_view>> mget_keys;
     std::vector<std::size_t> mget_servers;
@@ -160,16 +157,7 @@ struct Handle {
         pending.clear();
         next_pending = 0;
         fetched.clear();
-    }
-    /// Keeps a hit of the mget for memcached_fetch*(): `key` as the caller named it.
-    void keep_hit(std::uint32_t rank, std::string_view key, std::string_view data,
-                  std::uint32_t flags, std::uint64_t cas) {
-        const std::size_t key_offset = fetched.size();
-        fetched.append(key);
-        fetched.append(data);
-        pending.push_back(PendingResult{key_offset, key_offset + key.size(),
-                                        static_cast<std::uint32_t>(key.size()), rank, data.size(),
-                                        flags, cas});
+        fetched_keys.clear();
     }
     // Writes held back by MEMCACHED_BEHAVIOR_BUFFER_REQUESTS, in the order they were made.
     std::vector<BufferedStore> buffered;

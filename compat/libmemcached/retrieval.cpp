@@ -8,7 +8,6 @@
 
 #include "request.hpp"
 
-#include <algorithm>
 #include <cstring>
 
 using namespace folsom::compat;
@@ -87,49 +86,13 @@ memcached_return_t mget(memcached_st* ptr, std::string_view group, const char* c
     for (const std::size_t s : which)
         h->client(s);
     const bool with_cas = ptr->flags.support_cas;
-    // Each server's hits are copied into the handle as its reply is read (Handle::keep_hit),
-    // where memcached_fetch*() find them: no reply is kept, and nothing is allocated per key.
-    // A server asked for one key (php-memcached's get is an mget of one) takes the core's
-    // plain get; more keys its zero-copy multi-get; CAS its gets_multi, whose values are
-    // copied out of the result likewise.
-    std::uint32_t next_rank = 0;
-    auto replies =
-        run_each<folsom::MultiGetViewResult>(*h, which, [&](std::size_t s, auto handler) {
-            folsom::Client& c = h->client(s);  // made above (or the routed one)
-            const std::vector<std::string_view>& ks = per_server[s];
-            const std::uint32_t rank = next_rank++;
-            if (with_cas) {
-                c.gets_multi(std::span<const std::string_view>(ks),
-                             [h, &ks, rank, handler](std::error_code ec, folsom::MultiGetResult r) {
-                                 std::size_t hits = 0;
-                                 for (std::size_t i = 0; i < ks.size() && i < r.values.size(); ++i)
-                                     if (const auto& v = r.values[i]) {
-                                         h->keep_hit(rank, ks[i], v->data, v->flags, v->cas);
-                                         ++hits;
-                                     }
-                                 handler(ec, folsom::MultiGetViewResult{hits, std::move(r.errors)});
-                             });
-            } else if (ks.size() == 1) {
-                c.get_view(ks[0],
-                           [h, &ks, rank, handler](std::error_code ec, const folsom::ValueView* v) {
-                               if (v) h->keep_hit(rank, ks[0], v->data, v->flags, v->cas);
-                               handler(ec, folsom::MultiGetViewResult{v ? 1u : 0u, {}});
-                           });
-            } else {
-                c.get_multi_view(
-                    std::span<const std::string_view>(ks),
-                    [h, &ks, rank](std::size_t i, const folsom::ValueView& v) {
-                        h->keep_hit(rank, ks[i], v.data, v.flags, v.cas);
-                    },
-                    std::move(handler));
-            }
-        });
-    // Several servers' replies are read as they come; the hits are handed out server by
-    // server, each server's in the order of its keys, as they always were.
-    if (which.size() > 1)
-        std::stable_sort(
-            h->pending.begin(), h->pending.end(),
-            [](const PendingResult& a, const PendingResult& b) { return a.rank < b.rank; });
+    auto replies = run_each<folsom::MultiGetResult>(*h, which, [&](std::size_t s, auto handler) {
+        folsom::Client& c = h->client(s);  // made above (or the routed one)
+        if (with_cas)
+            c.gets_multi(std::span<const std::string_view>(per_server[s]), std::move(handler));
+        else
+            c.get_multi(std::span<const std::string_view>(per_server[s]), std::move(handler));
+    });
     std::size_t failed = 0;
     memcached_return_t first_failure = MEMCACHED_SUCCESS;
     for (std::size_t r = 0; r < replies.size(); ++r) {
@@ -151,6 +114,17 @@ memcached_return_t mget(memcached_st* ptr, std::string_view group, const char* c
         } else {
             finish(*h, s, {}, MEMCACHED_SUCCESS);
         }
+        // The hits are handed out from the reply itself (its values stay in its buffer); the
+        // caller's keys may go once the mget returns, so theirs are copied.
+        const auto& ks = per_server[s];
+        for (std::size_t i = 0; i < ks.size() && i < result.values.size(); ++i)
+            if (result.values[i]) {
+                h->pending.push_back(
+                    PendingResult{static_cast<std::uint32_t>(h->fetched_keys.size()),
+                                  static_cast<std::uint32_t>(ks[i].size()), *result.values[i]});
+                h->fetched_keys.append(ks[i]);
+            }
+        if (!result.values.empty()) h->fetched.push_back(std::move(result));
     }
     if (failed == 0) return set_success(*h);
     if (failed == which.size()) return first_failure;
@@ -192,15 +166,15 @@ memcached_result_st* memcached_fetch_result(memcached_st* ptr, memcached_result_
         return nullptr;
     }
     const PendingResult& next = h->pending[h->next_pending++];
-    const std::string_view key(h->fetched.data() + next.key_offset, next.key_size);
-    std::string_view data(h->fetched.data() + next.data_offset, next.data_size);
+    const std::string_view key(h->fetched_keys.data() + next.key_offset, next.key_size);
+    std::string_view data = next.value.data;
     std::string plain;
     if (!decrypt_view(*h, data, plain)) {
         *error = set_error(*h, MEMCACHED_FAILURE, "hashkit_decrypt() failed");
         if (ours) memcached_result_free(result);
         return nullptr;
     }
-    *error = fill_result(result, key, data, next.flags, next.cas);
+    *error = fill_result(result, key, data, next.value.flags, next.value.cas);
     if (*error != MEMCACHED_SUCCESS) {
         if (ours) memcached_result_free(result);
         return nullptr;
