@@ -63,7 +63,7 @@ void GlobalOptions::add_to(CLI::App& app) {
                    "move from: ketama (libmemcached's weighted ketama, the default), "
                    "libmemcached_modula[:HASH], libmemcached_consistent[:HASH], "
                    "ketama_libmemcached:HASH, ketama_spymemcached, folsom_murmur, mcrouter_ch3, "
-                   "pymemcache_rendezvous, gomemcache, dalli, cache_memcached, "
+                   "pymemcache_rendezvous[_bytes], gomemcache, dalli, cache_memcached, "
                    "cache_memcached_fast, pecl_memcache_consistent[:fnv], "
                    "pecl_memcache_standard[:fnv] (docs/placement.md)")
         ->type_name("NAME");

@@ -215,6 +215,13 @@ struct FOLSOM_EXPORT Options {
         /// How long a server stays dead after its last connection goes down or a reconnect
         /// attempt fails (each failure restarts it); a connection coming up ends it at once.
         std::chrono::milliseconds dead_timeout{1000};
+        /// Consecutive failures (the last live connection lost, a connect or reconnect attempt
+        /// that fails) before the server is marked dead; a connection coming up resets the
+        /// count. 1 (the default) marks it at the first failure; until the limit its keys stay
+        /// on it and fail (not_connected while it reconnects). libmemcached's
+        /// MEMCACHED_BEHAVIOR_SERVER_FAILURE_LIMIT; pymemcache HashClient's retry_attempts + 1.
+        /// 0 is taken as 1.
+        std::uint32_t failure_limit = 1;
     };
     Failover failover{};  ///< auto-eject of dead servers (off by default); see Failover
 

@@ -199,6 +199,7 @@ def native_options(servers, protocol, connect_timeout, timeout, no_delay, key_pr
         "tcp_keepalive", "distribution", "max_outstanding_requests", "max_value_size", "connections_per_server",
         "request_timeout", "reconnect_initial_delay", "reconnect_max_delay", "scatter_threshold",
         "tcp_nodelay", "hash_with_key_prefix", "binary_keys", "retry_idempotent", "failover", "dead_timeout",
+        "failure_limit",
         "tls", "tls_ca_file", "tls_cert_file", "tls_key_file", "tls_server_name", "tls_verify",
         "sasl_username", "sasl_password", "metrics", "routes", "allow_unicode_keys",
         "ascii_str_values",
@@ -207,6 +208,10 @@ def native_options(servers, protocol, connect_timeout, timeout, no_delay, key_pr
         if name not in known:
             raise TypeError("unknown option %r" % name)
         opts[name] = value
+    limit = opts.get("failure_limit")
+    if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool)
+                              or not 1 <= limit < 1 << 32):
+        raise ValueError("failure_limit must be an int from 1 to 2**32-1, not %r" % (limit,))
     if opts.get("routes") is not None:
         opts["routes"] = route_config_text(opts["routes"])
     if any(opts.get(n) for n in ("tls_ca_file", "tls_cert_file", "tls_key_file", "tls_server_name")):

@@ -1,5 +1,6 @@
 """folsom.Client: a blocking client with pymemcache's methods, on folsom-cpp's core."""
 
+import math
 import os
 import threading
 import weakref
@@ -602,9 +603,14 @@ class QuietView:
         return self._c.decr(key, value, True)
 
 
+# The names of pymemcache's HashClient placement (distribution=), and of its placement of keys
+# given as bytes.
+_PYMEMCACHE_RENDEZVOUS = frozenset({"pymemcache_rendezvous", "rendezvous", "pymemcache"})
+_PYMEMCACHE_BYTES = "pymemcache_rendezvous_bytes"
+
 # HashClient's options that place keys over several servers: meaningless for one server's client.
 _PLACEMENT_OPTIONS = frozenset({"distribution", "hash_with_key_prefix", "failover",
-                                "dead_timeout"})
+                                "dead_timeout", "failure_limit"})
 
 
 class HashClient(Client):
@@ -612,9 +618,10 @@ class HashClient(Client):
     serializer, deserializer, connect_timeout, timeout, no_delay, socket_module,
     socket_keepalive, key_prefix, max_pool_size, pool_idle_timeout, lock_generator,
     retry_attempts, retry_timeout, dead_timeout, use_pooling, ignore_exc, allow_unicode_keys,
-    default_noreply, encoding, tls_context``). A server that fails is taken out of the
-    placement for ``dead_timeout`` seconds (folsom's auto-eject), as pymemcache's HashClient
-    marks it dead; ``retry_timeout`` is the delay before the first reconnect attempt."""
+    default_noreply, encoding, tls_context``). A server that fails is retried every
+    ``retry_timeout`` seconds, and at its (``retry_attempts`` + 1)-th failure in a row taken out
+    of the placement for ``dead_timeout`` seconds after its last failure (folsom's auto-eject),
+    as pymemcache's HashClient marks it dead; its keys then go where pymemcache's would."""
 
     def __init__(self, servers, hasher=None, serde=None, serializer=None, deserializer=None,
                  connect_timeout=None, timeout=None, no_delay=None, socket_module=None,
@@ -622,6 +629,17 @@ class HashClient(Client):
                  lock_generator=None, retry_attempts=2, retry_timeout=1, dead_timeout=60,
                  use_pooling=False, ignore_exc=False, allow_unicode_keys=False,
                  default_noreply=False, encoding="ascii", tls_context=None, **options):
+        # Kept for the client of bytes keys (_bytes_keys_client), made with the same arguments.
+        self._arguments = dict(
+            servers=servers, hasher=hasher, serde=serde, serializer=serializer,
+            deserializer=deserializer, connect_timeout=connect_timeout, timeout=timeout,
+            no_delay=no_delay, socket_module=socket_module, socket_keepalive=socket_keepalive,
+            key_prefix=key_prefix, max_pool_size=max_pool_size,
+            pool_idle_timeout=pool_idle_timeout, lock_generator=lock_generator,
+            retry_attempts=retry_attempts, retry_timeout=retry_timeout,
+            dead_timeout=dead_timeout, use_pooling=use_pooling, ignore_exc=ignore_exc,
+            allow_unicode_keys=allow_unicode_keys, default_noreply=default_noreply,
+            encoding=encoding, tls_context=tls_context, **options)
         if hasher is not None and getattr(hasher, "__name__", "") != "RendezvousHash":
             raise TypeError("folsom places keys with its own distributions (distribution=...): "
                             "hasher=%r cannot be used" % (hasher,))
@@ -632,12 +650,21 @@ class HashClient(Client):
         # pymemcache's HashClient placement (rendezvous over murmur3): a pymemcache HashClient
         # user keeps a warm cache. distribution="ketama" gives libmemcached's (pylibmc's).
         options.setdefault("distribution", "pymemcache_rendezvous")
-        if options["distribution"] in ("pymemcache_rendezvous", "rendezvous"):
+        rendezvous = options["distribution"] in _PYMEMCACHE_RENDEZVOUS
+        if rendezvous or options["distribution"] == _PYMEMCACHE_BYTES:
             options.setdefault("hash_with_key_prefix", False)  # pymemcache hashes the bare key
+        # pymemcache's dead-server handling, in the core's failover: a server that fails is
+        # tried again every retry_timeout seconds (its keys failing meanwhile), taken out of
+        # the placement at its (retry_attempts + 1)-th failure in a row (its keys then go
+        # where pymemcache's hasher sends them without it), and kept out for dead_timeout
+        # seconds after its last failure (back at once when a reconnect succeeds).
         options.setdefault("failover", True)
         options.setdefault("dead_timeout", float(dead_timeout))
+        options.setdefault("failure_limit",
+                           math.ceil(retry_attempts) + 1 if retry_attempts > 0 else 1)
         if retry_timeout:
             options.setdefault("reconnect_initial_delay", float(retry_timeout))
+            options.setdefault("reconnect_max_delay", float(retry_timeout))
         options.update(max_pool_size=max_pool_size, pool_idle_timeout=pool_idle_timeout,
                        lock_generator=lock_generator, retry_attempts=retry_attempts,
                        use_pooling=use_pooling)
@@ -663,6 +690,14 @@ class HashClient(Client):
             self.default_kwargs.update(max_pool_size=max_pool_size,
                                        pool_idle_timeout=pool_idle_timeout,
                                        lock_generator=lock_generator)
+        # pymemcache hashes a key given as bytes by its repr, a str key by its characters: b"k"
+        # and "k" name one item but may live on different servers. Only Python knows a key's
+        # type, so with pymemcache's placement over several servers this client's bytes keys go
+        # through a client of their own, placed by the core's pymemcache_rendezvous_bytes
+        # (made at the first bytes key); multi-key calls give each client its keys.
+        self._bytes_keys = None
+        self._split_bytes_keys = (rendezvous and len(self.servers) > 1
+                                  and self._opts.get("routes") is None)
 
     @property
     def clients(self):
@@ -695,6 +730,8 @@ class HashClient(Client):
         with self._clients_lock:
             for c in (self._clients or {}).values():
                 c.close()
+            if self._bytes_keys is not None:
+                self._bytes_keys.close()
 
     quit = close
     disconnect_all = close
@@ -704,6 +741,92 @@ class HashClient(Client):
                                   "from discovery=): make a new client")
 
     remove_server = add_server
+
+    # ---- keys given as bytes (pymemcache's placement: see _split_bytes_keys) ----------------
+
+    def _bytes_keys_client(self):
+        with self._clients_lock:
+            if self._bytes_keys is None:
+                arguments = dict(self._arguments, distribution=_PYMEMCACHE_BYTES)
+                self._bytes_keys = HashClient(**arguments)
+            return self._bytes_keys
+
+    def _merged(self, name, keys, *args):
+        """Client.<name>(keys, *args) over this client's keys and the bytes keys' client's,
+        the results merged."""
+        method = getattr(Client, name)
+        if not self._split_bytes_keys:
+            return method(self, keys, *args)
+        as_bytes, others = [], []
+        for k in keys:
+            (as_bytes if isinstance(k, bytes) else others).append(k)
+        if not as_bytes:
+            return method(self, others, *args)
+        theirs = method(self._bytes_keys_client(), as_bytes, *args)
+        if not others:
+            return theirs
+        ours = method(self, others, *args)
+        if isinstance(ours, dict):
+            ours.update(theirs)
+            return ours
+        if isinstance(ours, list):
+            return ours + list(theirs)
+        return ours and theirs
+
+    def get_many(self, keys):
+        return self._merged("get_many", keys)
+
+    get_multi = get_many
+
+    def gets_many(self, keys):
+        return self._merged("gets_many", keys)
+
+    def gat_many(self, keys, expire=0):
+        return self._merged("gat_many", keys, expire)
+
+    def touch_many(self, keys, expire=0):
+        return self._merged("touch_many", keys, expire)
+
+    def delete_many(self, keys, noreply=None):
+        return self._merged("delete_many", keys, noreply)
+
+    delete_multi = delete_many
+
+    def set_many(self, values, expire=0, noreply=None, flags=None):
+        if not self._split_bytes_keys:
+            return Client.set_many(self, values, expire, noreply, flags)
+        as_bytes = {k: v for k, v in values.items() if isinstance(k, bytes)}
+        if not as_bytes:
+            return Client.set_many(self, values, expire, noreply, flags)
+        failed = Client.set_many(self._bytes_keys_client(), as_bytes, expire, noreply, flags)
+        others = {k: v for k, v in values.items() if not isinstance(k, bytes)}
+        if others:
+            failed = Client.set_many(self, others, expire, noreply, flags) + failed
+        return failed
+
+    set_multi = set_many
+
+
+def _by_key_type(name):
+    """HashClient.<name>: Client.<name> on the client that places the key as pymemcache does
+    for its type (see HashClient._bytes_keys_client)."""
+    method = getattr(Client, name)
+
+    def by_key_type(self, key, *args, **kwargs):
+        if self._split_bytes_keys and isinstance(key, bytes):
+            return method(self._bytes_keys_client(), key, *args, **kwargs)
+        return method(self, key, *args, **kwargs)
+
+    by_key_type.__name__ = name
+    by_key_type.__qualname__ = "HashClient." + name
+    by_key_type.__doc__ = method.__doc__
+    return by_key_type
+
+
+for _name in ("get", "gets", "gat", "gats", "set", "add", "replace", "append", "prepend", "cas",
+              "delete", "touch", "incr", "decr", "get_or_fill", "server_for"):
+    setattr(HashClient, _name, _by_key_type(_name))
+del _name
 
 
 class PooledClient(Client):

@@ -64,6 +64,8 @@ Options parse_options(const py::dict& d) {
     if (auto v = opt<bool>(d, "retry_idempotent")) o.retry_idempotent = *v;
     if (auto v = opt<bool>(d, "failover")) o.failover.enabled = *v;
     if (auto v = opt<double>(d, "dead_timeout")) o.failover.dead_timeout = ms_of(*v);
+    // 1..2^32-1, checked in folsom/_common.py.
+    if (auto v = opt<std::uint32_t>(d, "failure_limit")) o.failover.failure_limit = *v;
     if (opt<bool>(d, "tls").value_or(false)) {
         TlsOptions t;
         if (auto v = opt<std::string>(d, "tls_ca_file")) t.ca_file = *v;

@@ -81,3 +81,62 @@ def test_hash_client_placement_identical_to_pymemcache(three, prefix):
         theirs.set_many({k: b"w" for k in keys[3000:6000]})
         assert len(ours.get_many(keys[3000:6000])) == 3000
     theirs.close()
+
+
+def _bytes_and_unicode_keys():
+    """10,000 keys a program may give pymemcache: str with characters beyond ASCII (hashed as
+    characters there), and bytes (hashed as their repr, b'...'), ASCII or not, with the quotes
+    and backslashes repr escapes or switches on. (No control character or DEL: folsom refuses
+    those in a text key.)"""
+    pieces = ["\u00e9", "\u20ac", "\U0001f600", "\u0100", "\u65e5\u672c", "\u00ff"]
+    keys = ["u:%d:%s%s" % (i, pieces[i % 6], pieces[(i // 6) % 6]) for i in range(3000)]
+    keys += [("b:%d:profile" % i).encode() for i in range(3000)]
+    raw = [b"'", b'"', b"'\"", b"\\", b"\x80\xff", "\u00e9".encode(), b"\x9f", b"\xc3"]
+    keys += [b"r%d" % i + raw[i % 8] + raw[(i // 8) % 8] for i in range(2000)]
+    keys += ["s:%d" % i for i in range(2000)]
+    return keys
+
+
+@pytest.mark.parametrize("prefix", [b"", b"app:"])
+def test_hash_client_places_bytes_and_unicode_keys_as_pymemcache(three, prefix):
+    """pymemcache 3.5 places a bytes key by its repr and a str key by its characters: folsom's
+    HashClient places both as it does, key by key, and each finds what the other stored."""
+    pymemcache_hash = pytest.importorskip("pymemcache.client.hash")
+    servers = [("127.0.0.1", s.port) for s in three]
+    keys = _bytes_and_unicode_keys()
+    assert len(keys) == 10000 and len(set(keys)) == 10000
+    theirs = pymemcache_hash.HashClient(servers, key_prefix=prefix, default_noreply=False,
+                                        allow_unicode_keys=True)
+    with folsom.HashClient(servers, key_prefix=prefix, allow_unicode_keys=True) as ours:
+        ours.flush_all()
+        mismatched = [(k, ours.server_for(k), theirs.hasher.get_node(k)) for k in keys
+                      if ours.server_for(k) != theirs.hasher.get_node(k)]
+        assert mismatched == [], (len(mismatched), mismatched[:5])
+        for kind in (bytes, str):
+            assert len({ours.server_for(k) for k in keys if isinstance(k, kind)}) == 3
+        # b"k" and "k" name one item, which pymemcache may look for on another server: so does
+        # folsom (the same answers for the same calls).
+        assert ours.set("same", b"1") and theirs.get("same") == b"1"
+        assert (ours.get(b"same") == b"1") == (theirs.get(b"same") == b"1")
+        # What one writes, the other finds, through every single-key and multi-key call.
+        half = len(keys) // 2
+        ours_written = keys[::2]
+        theirs_written = keys[1::2]
+        assert ours.set_many({k: b"o" for k in ours_written}) == []
+        got = theirs.get_many(ours_written)
+        assert len(got) == half and set(got.values()) == {b"o"}
+        theirs.set_many({k: b"t" for k in theirs_written})
+        got = ours.get_many(theirs_written)
+        assert len(got) == half and set(got.values()) == {b"t"}
+        assert set(got) == set(theirs_written)  # keyed by the objects given
+        for k in keys[:200]:
+            assert ours.get(k) == theirs.get(k) is not None
+            assert ours.delete(k) and theirs.get(k) is None
+            assert ours.add(k, b"5") and theirs.get(k) == b"5"
+            assert ours.incr(k, 1) == 6 and theirs.get(k) == b"6"
+            theirs.set(k, b"x")
+            assert ours.gets(k)[0] == b"x" and ours.touch(k, 60)
+        assert len(ours.gets_many(keys[:400])) == 400
+        assert ours.delete_many(keys[200:400]) is True
+        assert theirs.get_many(keys[200:400]) == {}
+    theirs.close()

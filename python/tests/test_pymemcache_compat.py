@@ -572,3 +572,64 @@ def test_pickle_serde_values_read_natively(shared_memcached, serde):
         assert theirs.get("ps2-" + k) == v
     theirs.close()
     ours.close()
+
+
+@pytest.mark.parametrize("retry_attempts", [0, 2])
+def test_hash_client_dead_server_as_pymemcache(memcached_factory, retry_attempts):
+    """retry_attempts, retry_timeout and dead_timeout mean what they mean in pymemcache's
+    HashClient, against a killed memcached: the server's keys fail while it is retried every
+    retry_timeout, it leaves the placement at its (retry_attempts + 1)-th failure, its keys then
+    go where pymemcache's hasher sends them without it (key by key), and it comes back."""
+    from pymemcache.client.hash import HashClient as PmHashClient
+    servers = [memcached_factory() for _ in range(3)]
+    addresses = [("127.0.0.1", s.port) for s in servers]
+    retry_timeout = 0.2
+    hc = folsom.HashClient(addresses, retry_attempts=retry_attempts,
+                           retry_timeout=retry_timeout, dead_timeout=30)
+    keys = ["dead:%d" % i for i in range(3000)]
+    placed = {k: hc.server_for(k) for k in keys}
+    assert placed == {k: PmHashClient(addresses).hasher.get_node(k) for k in keys}
+    victim = servers[1]
+    moved = [k for k in keys if placed[k] == victim.address]
+    assert moved and hc.set(moved[0], b"before") is True
+
+    killed = time.monotonic()
+    victim.kill()
+    failures = 0
+    deadline = killed + 10
+    for _ in range(2000):  # bounded in count and in time
+        if hc.server_for(moved[0]) != victim.address or time.monotonic() > deadline:
+            break
+        try:
+            hc.get(moved[0])
+        except folsom.MemcacheConnectionError:
+            failures += 1
+        time.sleep(0.005)
+    left = time.monotonic() - killed
+    assert hc.server_for(moved[0]) != victim.address, "the dead server never left the placement"
+    if retry_attempts:
+        # Its keys failed while it was still placed. (With 0, the first failure takes it out,
+        # and folsom's retry of an idempotent get may already find the key's new server.)
+        assert failures >= 1
+    # retry_attempts reconnect attempts, retry_timeout apart (the backoff's jitter: >= 80%),
+    # lie between the first failure and the last.
+    assert left >= retry_attempts * retry_timeout * 0.8
+
+    # Where pymemcache's HashClient sends every key once the dead node is out of its hasher.
+    pm = PmHashClient(addresses)
+    pm.hasher.remove_node(victim.address)
+    assert {k: hc.server_for(k) for k in keys} == {k: pm.hasher.get_node(k) for k in keys}
+    assert hc.set_many({k: b"moved" for k in moved}) == []
+    live = PmHashClient([a for a in addresses if a[1] != victim.port], default_noreply=False)
+    assert live.get_many(moved) == {k: b"moved" for k in moved}
+    live.close()
+
+    victim.restart()
+    deadline = time.monotonic() + 10
+    for _ in range(2000):
+        if hc.server_for(moved[0]) == victim.address or time.monotonic() > deadline:
+            break
+        hc.get(keys[-1])  # drives the client's loop, which reconnects
+        time.sleep(0.005)
+    assert {k: hc.server_for(k) for k in keys} == placed
+    hc.close()

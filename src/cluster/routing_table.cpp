@@ -1,5 +1,7 @@
 #include "cluster/routing_table.hpp"
 
+#include "cluster/hash/pymemcache_rendezvous.hpp"
+
 #include <algorithm>
 #include <cstring>
 
@@ -11,7 +13,13 @@ RoutingTable::RoutingTable(std::vector<ServerPool*> members, std::vector<ServerA
       addresses_(std::move(addresses)),
       by_index_(std::move(by_index)),
       ring_(addresses_, distribution),
-      failover_(failover) {}
+      failover_(failover) {
+    const auto scheme = distribution.scheme;
+    if (failover && members_.size() > 1 &&
+        (scheme == Distribution::Scheme::pymemcache_rendezvous ||
+         scheme == Distribution::Scheme::pymemcache_rendezvous_bytes))
+        pymemcache_rendezvous_prepare(addresses_, rendezvous_words_);
+}
 
 void RoutingTable::servers_for(std::span<const std::string_view> keys,
                                std::span<std::uint32_t> out) const noexcept {
@@ -24,6 +32,11 @@ void RoutingTable::servers_for(std::span<const std::string_view> keys,
     if (ring_.distribution().scheme == Distribution::Scheme::mcrouter_ch3) {
         for (std::size_t i = 0; i < keys.size(); ++i)
             out[i] = static_cast<std::uint32_t>(ch3_owner(keys[i]));
+        return;
+    }
+    if (!rendezvous_words_.empty()) {
+        for (std::size_t i = 0; i < keys.size(); ++i)
+            out[i] = static_cast<std::uint32_t>(rendezvous_owner(keys[i]));
         return;
     }
     ring_.key_positions(keys, out);  // positions first, in place, then each one's owner
@@ -62,6 +75,16 @@ std::size_t RoutingTable::ch3_failover(std::string_view key,
         if (candidate != owner && candidate->health().routable()) return candidate->id();
     }
     return owner->id();
+}
+
+std::size_t RoutingTable::rendezvous_failover(std::string_view key,
+                                              const ServerPool* owner) const noexcept {
+    const bool as_bytes =
+        ring_.distribution().scheme == Distribution::Scheme::pymemcache_rendezvous_bytes;
+    const std::size_t s = pymemcache_rendezvous_pick_among(
+        rendezvous_words_, key, as_bytes,
+        [this](std::size_t i) { return members_[i]->health().routable(); }, members_.size());
+    return s == members_.size() ? owner->id() : members_[s]->id();
 }
 
 }  // namespace folsom::cluster

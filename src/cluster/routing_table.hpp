@@ -36,6 +36,7 @@ class RoutingTable {
             return members_.empty() ? 0 : members_.front()->id();
         if (ring_.distribution().scheme == Distribution::Scheme::mcrouter_ch3)
             return ch3_owner(key);
+        if (!rendezvous_words_.empty()) return rendezvous_owner(key);
         return owner_at(ring_.point_index(key));
     }
 
@@ -55,6 +56,15 @@ class RoutingTable {
   private:
     std::size_t walk(std::size_t point, const ServerPool* owner) const noexcept;
     std::size_t ch3_failover(std::string_view key, const ServerPool* owner) const noexcept;
+    // pymemcache's rendezvous (pymemcache_rendezvous, _bytes) has no ring to walk either: a
+    // dead server's keys go where pymemcache's HashClient sends them once it has removed the
+    // dead servers from its hasher, to the highest score among the live ones.
+    std::size_t rendezvous_owner(std::string_view key) const noexcept {
+        const ServerPool* owner = members_[ring_.server_index(key)];
+        if (!failover_ || owner->health().routable()) return owner->id();
+        return rendezvous_failover(key, owner);
+    }
+    std::size_t rendezvous_failover(std::string_view key, const ServerPool* owner) const noexcept;
     std::size_t ch3_owner(std::string_view key) const noexcept {
         const ServerPool* owner = members_[ring_.server_index(key)];
         if (!failover_ || owner->health().routable()) return owner->id();
@@ -71,6 +81,10 @@ class RoutingTable {
     std::vector<ServerPool*> by_index_;
     Continuum ring_;
     bool failover_;
+    // With failover and a pymemcache rendezvous scheme: the per-server words of
+    // cluster/hash/pymemcache_rendezvous.hpp, to score keys among the live servers. Empty
+    // otherwise.
+    std::vector<std::uint32_t> rendezvous_words_;
 };
 
 }  // namespace folsom::cluster

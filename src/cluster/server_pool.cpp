@@ -4,6 +4,8 @@
 
 #include "wire/protocol_driver.hpp"
 
+#include <algorithm>
+
 namespace folsom::cluster {
 namespace {
 
@@ -48,6 +50,7 @@ ServerHealth::ServerHealth(std::string name, std::size_t connections, const Opti
     : name_(std::move(name)),
       failover_(options.failover.enabled),
       dead_timeout_(options.failover.dead_timeout),
+      failure_limit_(std::max<std::uint32_t>(options.failover.failure_limit, 1)),
       listener_(options.on_connection_state),
       states_(connections, net::ConnectionState::connecting) {}
 
@@ -58,12 +61,14 @@ void ServerHealth::on_connection_state(std::size_t connection, net::ConnectionSt
     const ConnectionState folded = fold(states_);
     if (failover_) {
         if (folded == ConnectionState::connected) {
+            failures_ = 0;
             dead_until_.store(0, std::memory_order_relaxed);
         } else if (state == net::ConnectionState::backoff &&
-                   before != net::ConnectionState::backoff) {
-            // The last live connection went down, or a reconnect attempt failed: (re)start the
-            // dead period. Marking on every failed attempt keeps a server that stays down out
-            // of the ring, yet lets it back as soon as one attempt succeeds.
+                   before != net::ConnectionState::backoff && ++failures_ >= failure_limit_) {
+            // The last live connection went down, or a reconnect attempt failed, the
+            // failure_limit-th time in a row: (re)start the dead period. Marking on every
+            // failed attempt from then on keeps a server that stays down out of the ring, yet
+            // lets it back as soon as one attempt succeeds.
             dead_until_.store(now_ns() + dead_timeout_.count(), std::memory_order_relaxed);
         }
     }

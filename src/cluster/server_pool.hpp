@@ -53,11 +53,13 @@ class ServerHealth {
     const std::string name_;
     const bool failover_;
     const std::chrono::nanoseconds dead_timeout_;
+    const std::uint32_t failure_limit_;  // Options::Failover::failure_limit, at least 1
     const std::function<void(const std::string&, ConnectionState)> listener_;
 
     mutable std::mutex mu_;  // connections of one server may run on different threads
     std::vector<net::ConnectionState> states_;
     std::optional<ConnectionState> reported_;
+    std::uint32_t failures_ = 0;  // consecutive failures since a connection was last up
     std::atomic<std::int64_t> dead_until_{0};  // steady-clock ns; 0: alive
 };
 

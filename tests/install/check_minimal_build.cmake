@@ -18,7 +18,7 @@ execute_process(COMMAND ${CMAKE_COMMAND} -S ${SOURCE_DIR} -B ${BINARY_DIR} -G ${
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "configuring the minimal build failed: ${rc}")
 endif()
-execute_process(COMMAND ${CMAKE_COMMAND} --build ${BINARY_DIR} --target ${tests} folsom
+execute_process(COMMAND ${CMAKE_COMMAND} --build ${BINARY_DIR} --parallel 2 --target ${tests} folsom
                 RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "building the minimal configuration failed: ${rc}")

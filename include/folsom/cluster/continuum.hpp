@@ -32,7 +32,9 @@
 ///   at its index, as for mcrouter_ch3. pymemcache names a server "host:port" (an IPv6 host
 ///   without brackets) or by its socket path; weights play no part (HashClient has none).
 ///   Exact for keys given to pymemcache as str; one given as bytes is hashed there as its
-///   repr ("b'key'"), which this does not reproduce. pymemcache's key_prefix is not hashed.
+///   repr ("b'key'"): pymemcache_rendezvous_bytes hashes every key so, a placement for those
+///   keys (a Python HashClient sends bytes keys through a client of its own with it, since
+///   only Python knows a key's type). pymemcache's key_prefix is not hashed.
 ///
 /// * The other schemes (distribution.hpp): libmemcached_consistent is a ring like
 ///   ketama_libmemcached's (100 points a server, "host-i" or "host:port-i" by the key hash);
@@ -118,7 +120,7 @@ class FOLSOM_EXPORT Continuum {
     /// The placement scheme this ring reproduces.
     Distribution distribution() const noexcept { return distribution_; }
     /// True for the schemes whose key position is an index into points() (no ring search):
-    /// mcrouter_ch3, pymemcache_rendezvous, libmemcached_modula, gomemcache (one point per
+    /// mcrouter_ch3, pymemcache_rendezvous(_bytes), libmemcached_modula, gomemcache (one point per
     /// server) and pecl_memcache_consistent (its 1024 buckets).
     bool indexed() const noexcept { return indexed_; }
 

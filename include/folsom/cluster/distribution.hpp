@@ -20,6 +20,8 @@
 /// | folsom_murmur             | Spotify Folsom's KetamaMemcacheClient                      |
 /// | mcrouter_ch3              | mcrouter's Ch3                                             |
 /// | pymemcache_rendezvous     | pymemcache HashClient (RendezvousHash over murmur3)        |
+/// | pymemcache_rendezvous_    | the same, for a key the program gives pymemcache as bytes  |
+/// | bytes                     | (pymemcache 3.5 hashes its repr, "b'key'")                 |
 /// | gomemcache                | bradfitz/gomemcache ServerList: crc32(key) % servers       |
 /// | dalli                     | Ruby Dalli::Ring: SHA1 points, crc32 keys, weights         |
 /// | cache_memcached           | Perl Cache::Memcached: crc32 buckets, weights              |
@@ -97,6 +99,9 @@ struct Distribution {
         cache_memcached_fast,      ///< Perl Cache::Memcached::Fast, compatible mode
         pecl_memcache_consistent,  ///< PHP pecl-memcache, consistent strategy
         pecl_memcache_standard,    ///< PHP pecl-memcache, standard strategy
+        /// pymemcache's HashClient for keys given to it as bytes, which it hashes as their
+        /// repr ("b'key'"); a str key there is hashed as its characters (pymemcache_rendezvous).
+        pymemcache_rendezvous_bytes,
     };
 
     Scheme scheme = Scheme::ketama_libmemcached;  ///< whose placement
@@ -124,6 +129,7 @@ struct Distribution {
     static const Distribution cache_memcached_fast;      ///< Perl Cache::Memcached::Fast
     static const Distribution pecl_memcache_consistent;  ///< PHP pecl-memcache's default, crc32
     static const Distribution pecl_memcache_standard;    ///< PHP pecl-memcache, standard, crc32
+    static const Distribution pymemcache_rendezvous_bytes;  ///< pymemcache's, bytes keys
 };
 
 inline constexpr Distribution Distribution::ketama_libmemcached{Scheme::ketama_libmemcached,
@@ -147,6 +153,8 @@ inline constexpr Distribution Distribution::pecl_memcache_consistent{
     Scheme::pecl_memcache_consistent, KeyHash::crc32};
 inline constexpr Distribution Distribution::pecl_memcache_standard{Scheme::pecl_memcache_standard,
                                                                    KeyHash::crc32};
+inline constexpr Distribution Distribution::pymemcache_rendezvous_bytes{
+    Scheme::pymemcache_rendezvous_bytes, KeyHash::md5};
 
 /// "" when `d` is a placement folsom can make; otherwise one line saying why not (a hash the
 /// scheme does not take, hsieh, an unknown scheme).

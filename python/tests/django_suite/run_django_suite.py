@@ -2,7 +2,9 @@
 """Runs Django's own memcached cache tests (tests/cache/tests.py of Django's source, the version
 installed) against folsom.django.FolsomCache.
 
-Django's test classes PyMemcacheCacheTests and PyLibMCCacheTests run unchanged, through Django's
+Django's test classes PyMemcacheCacheTests and PyLibMCCacheTests run unchanged (but for the
+class attribute should_disconnect_on_close, set to FolsomCache's documented behaviour: see
+child()), through Django's
 own test runner (DiscoverRunner, test database included), with the backend paths they are
 configured by, django.core.cache.backends.memcached.PyMemcacheCache and .PyLibMCCache, bound to
 folsom.django.FolsomCache: the one-import change a user makes in CACHES. Each protocol
@@ -147,12 +149,24 @@ def child(tests, server, protocol, report, pattern, options):
     django.setup()
     from django.core.cache import caches as django_caches
     from django.test.runner import DiscoverRunner
+    import cache.tests as django_cache_tests
+
+    # Django's test_close asks whether the backend drops its connections when Django closes the
+    # caches after a request: each test class states its library's answer in
+    # should_disconnect_on_close (True for PyMemcacheCache, False for PyLibMCCache, whose
+    # client "manages its own connections"). Both classes run FolsomCache here, whose answer is
+    # its documented one: False, as PyLibMCCache (its client reconnects on its own and serves
+    # every thread), or True with OPTIONS={"disconnect_on_close": True}. That one class
+    # attribute is the only thing of Django's tests this run sets.
+    disconnects = bool(json.loads(options).get("disconnect_on_close", False)) if options else False
+    for name in CLASSES:
+        getattr(django_cache_tests, name).should_disconnect_on_close = disconnects
 
     # What Django's tests will get under those backend paths: folsom's backend and client.
     for alias in caches:
         backend = django_caches[alias]
         if not isinstance(backend, folsom.django.FolsomCache) or \
-                type(backend._cache) is not folsom.HashClient:
+                not isinstance(backend._cache, folsom.HashClient):
             raise RuntimeError("%s is %r on %r, not FolsomCache on folsom.HashClient"
                                % (alias, backend, type(backend._cache)))
         backend.close()

@@ -369,6 +369,7 @@ Continuum::Continuum(std::span<const ServerAddress> servers, Distribution distri
             indexed_ = true;
             break;
         case Scheme::pymemcache_rendezvous:
+        case Scheme::pymemcache_rendezvous_bytes:
             pymemcache_rendezvous_prepare(servers, server_words_);
             [[fallthrough]];
         case Scheme::mcrouter_ch3:
@@ -415,6 +416,8 @@ std::uint32_t Continuum::key_position(std::string_view key) const noexcept {
             return ch3_position(key, servers_);
         case Scheme::pymemcache_rendezvous:
             return static_cast<std::uint32_t>(pymemcache_rendezvous_pick(server_words_, key));
+        case Scheme::pymemcache_rendezvous_bytes:
+            return static_cast<std::uint32_t>(pymemcache_rendezvous_pick_bytes(server_words_, key));
         case Scheme::libmemcached_consistent:
             return key_hash(distribution_.hash, key);
         case Scheme::libmemcached_modula:

@@ -16,7 +16,7 @@ struct SchemeName {
     KeyHash default_hash;
 };
 
-constexpr std::array<SchemeName, 13> schemes = {{
+constexpr std::array<SchemeName, 14> schemes = {{
     {Scheme::ketama_libmemcached, "ketama_libmemcached", KeyHash::md5},
     {Scheme::ketama_spymemcached, "ketama_spymemcached", KeyHash::md5},
     {Scheme::folsom_murmur, "folsom_murmur", KeyHash::md5},
@@ -30,6 +30,7 @@ constexpr std::array<SchemeName, 13> schemes = {{
     {Scheme::cache_memcached_fast, "cache_memcached_fast", KeyHash::crc},
     {Scheme::pecl_memcache_consistent, "pecl_memcache_consistent", KeyHash::crc32},
     {Scheme::pecl_memcache_standard, "pecl_memcache_standard", KeyHash::crc32},
+    {Scheme::pymemcache_rendezvous_bytes, "pymemcache_rendezvous_bytes", KeyHash::md5},
 }};
 
 constexpr std::array<std::pair<std::string_view, Scheme>, 5> scheme_aliases = {{

@@ -3,6 +3,7 @@
 #include "cluster/hash/murmur3.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <numeric>
 
 namespace folsom::cluster {
@@ -88,33 +89,119 @@ void pymemcache_rendezvous_prepare(std::span<const ServerAddress> servers,
     }
 }
 
-std::size_t pymemcache_rendezvous_pick(std::span<const std::uint32_t> words,
-                                       std::string_view key) noexcept {
-    const std::size_t servers = words.size() / pymemcache_rendezvous_words;
-    if (servers <= 1) return 0;
-    char decoded[max_decoded];
-    std::size_t size = 0;
-    const bool ascii = std::all_of(key.begin(), key.end(),
-                                   [](char c) { return static_cast<unsigned char>(c) < 0x80; });
-    if (!ascii && low_bytes_of_characters(key, decoded, size))
-        key = std::string_view(decoded, size);
+namespace {
 
-    std::size_t winner = 0;
+// The server whose murmur3("<node>-" + text) scores highest among those `usable` accepts; a
+// tie goes to the greater name. `servers` (the count) when it accepts none.
+template <class Usable>
+std::size_t highest_score(std::span<const std::uint32_t> words, std::string_view text,
+                          Usable&& usable) noexcept {
+    const std::size_t servers = words.size() / pymemcache_rendezvous_words;
+    std::size_t winner = servers;
     std::uint32_t best_score = 0;
     std::uint32_t best_rank = 0;
     for (std::size_t s = 0; s < servers; ++s) {
+        if (!usable(s)) continue;
         const std::uint32_t* w = words.data() + s * pymemcache_rendezvous_words;
         const std::uint32_t score =
-            Murmur3_32(Murmur3_32::Words{w[0], w[1], w[2]}).update(key).digest();
+            Murmur3_32(Murmur3_32::Words{w[0], w[1], w[2]}).update(text).digest();
         // The first server always wins against pymemcache's initial -1; later ones by a higher
         // score, or an equal one with a greater name.
-        if (s == 0 || score > best_score || (score == best_score && w[3] > best_rank)) {
+        if (winner == servers || score > best_score || (score == best_score && w[3] > best_rank)) {
             winner = s;
             best_score = score;
             best_rank = w[3];
         }
     }
     return winner;
+}
+
+// Python's repr of a bytes object (Objects/bytesobject.c, PyBytes_Repr): b'...', or b"..."
+// when the bytes hold a ' and no "; a backslash, the quote, \t, \n and \r escaped; other bytes
+// below 0x20 or from 0x7f as \xhh. At most 3 + 4 bytes per key byte.
+constexpr std::size_t max_repr_key = 256;
+constexpr std::size_t max_repr = 3 + 4 * max_repr_key;
+
+std::size_t bytes_repr(std::string_view key, char (&out)[max_repr]) noexcept {
+    const bool double_quote =
+        key.find('\'') != std::string_view::npos && key.find('"') == std::string_view::npos;
+    const char quote = double_quote ? '"' : '\'';
+    constexpr char hex[] = "0123456789abcdef";
+    std::size_t n = 0;
+    out[n++] = 'b';
+    out[n++] = quote;
+    for (char ch : key) {
+        const auto c = static_cast<unsigned char>(ch);
+        if (ch == quote || ch == '\\') {
+            out[n++] = '\\';
+            out[n++] = ch;
+        } else if (ch == '\t' || ch == '\n' || ch == '\r') {
+            out[n++] = '\\';
+            out[n++] = ch == '\t' ? 't' : ch == '\n' ? 'n' : 'r';
+        } else if (c < 0x20 || c >= 0x7f) {
+            out[n++] = '\\';
+            out[n++] = 'x';
+            out[n++] = hex[c >> 4];
+            out[n++] = hex[c & 0xfu];
+        } else {
+            out[n++] = ch;
+        }
+    }
+    out[n++] = quote;
+    return n;
+}
+
+}  // namespace
+
+namespace {
+
+// Calls f(text) with the text pymemcache hashes after "<node>-" for `key`: its characters'
+// low bytes (a str key), or its repr (a bytes key).
+template <class F>
+std::size_t with_hashed_text(std::string_view key, bool as_bytes, F&& f) noexcept {
+    if (as_bytes) {
+        // A memcached key is at most 250 bytes; a longer one never reaches a server (any
+        // server will do), so only its first max_repr_key bytes are hashed.
+        char repr[max_repr];
+        const std::size_t size = bytes_repr(key.substr(0, max_repr_key), repr);
+        return f(std::string_view(repr, size));
+    }
+    char decoded[max_decoded];
+    std::size_t size = 0;
+    const bool ascii = std::all_of(key.begin(), key.end(),
+                                   [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+    if (!ascii && low_bytes_of_characters(key, decoded, size))
+        key = std::string_view(decoded, size);
+    return f(key);
+}
+
+constexpr auto every_server = [](std::size_t) { return true; };
+
+}  // namespace
+
+std::size_t pymemcache_rendezvous_pick(std::span<const std::uint32_t> words,
+                                       std::string_view key) noexcept {
+    if (words.size() / pymemcache_rendezvous_words <= 1) return 0;
+    return with_hashed_text(key, false, [&](std::string_view text) {
+        return highest_score(words, text, every_server);
+    });
+}
+
+std::size_t pymemcache_rendezvous_pick_bytes(std::span<const std::uint32_t> words,
+                                             std::string_view key) noexcept {
+    if (words.size() / pymemcache_rendezvous_words <= 1) return 0;
+    return with_hashed_text(
+        key, true, [&](std::string_view text) { return highest_score(words, text, every_server); });
+}
+
+std::size_t pymemcache_rendezvous_pick_among(std::span<const std::uint32_t> words,
+                                             std::string_view key, bool as_bytes,
+                                             const std::function<bool(std::size_t)>& usable,
+                                             std::size_t none) noexcept {
+    const std::size_t servers = words.size() / pymemcache_rendezvous_words;
+    const std::size_t s = with_hashed_text(
+        key, as_bytes, [&](std::string_view text) { return highest_score(words, text, usable); });
+    return s == servers ? none : s;
 }
 
 }  // namespace folsom::cluster

@@ -3,6 +3,7 @@
 // retries, failover, the connection-state listener, and following a changing server set.
 #include "folsom/blocking_client.hpp"
 #include "folsom/client.hpp"
+#include "folsom/cluster/continuum.hpp"
 #include "folsom/cluster/discovery.hpp"
 
 #include "cluster/hash/furc_hash.hpp"
@@ -559,6 +560,80 @@ TEST(ClusterFailover, Ch3MovesADeadServersKeysAsWeightZeroWould) {
 
     servers[1]->restart();
     EXPECT_TRUE(wait_for([&] { return placed_by({1, 1, 1}); }, 2s));
+}
+
+// pymemcache's HashClient removes a dead server from its rendezvous hasher: its keys go to the
+// highest score among the servers left, every other key stays (no ring to walk).
+TEST(ClusterFailover, RendezvousMovesADeadServersKeysAsPymemcacheWould) {
+    Servers servers = start_servers(3);
+    folsom::Options o;
+    for (const auto& s : servers)
+        o.servers.push_back(s->address());
+    o.distribution = folsom::cluster::Distribution::pymemcache_rendezvous;
+    o.failover.enabled = true;
+    o.failover.dead_timeout = 10s;
+    o.reconnect_initial_delay = 20ms;
+    o.reconnect_max_delay = 50ms;
+    folsom::BlockingClient c(o);
+    auto& client = c.async();
+    const auto keys = make_keys(300, "rv:");
+    const auto placed_over = [&](const std::vector<const MemcachedServer*>& over) {
+        const auto addresses = addresses_of(over);
+        const folsom::cluster::Continuum ring(addresses,
+                                              folsom::cluster::Distribution::pymemcache_rendezvous);
+        for (const auto& k : keys)
+            if (port_of(client, k) != over[ring.server_index(k)]->port()) return false;
+        return true;
+    };
+    ASSERT_TRUE(placed_over({servers[0].get(), servers[1].get(), servers[2].get()}));
+
+    servers[1]->kill();
+    ASSERT_TRUE(wait_for([&] { return placed_over({servers[0].get(), servers[2].get()}); }, 2s));
+    for (const auto& k : keys) {
+        ASSERT_EQ(c.set(k, "failed over"), Status::stored) << k;
+        EXPECT_EQ(c.get(k)->data, "failed over");
+    }
+    servers[1]->restart();
+    EXPECT_TRUE(wait_for(
+        [&] {
+            return placed_over({servers[0].get(), servers[1].get(), servers[2].get()});
+        },
+        2s));
+}
+
+// failure_limit (pymemcache's retry_attempts + 1, libmemcached's SERVER_FAILURE_LIMIT): the
+// server leaves the placement only at its limit-th failure in a row, so no sooner than
+// limit - 1 reconnect delays after it went down.
+TEST(ClusterFailover, FailureLimitKeepsAFailingServerPlacedUntilItsLimit) {
+    Servers servers = start_servers(3);
+    folsom::Options o;
+    for (const auto& s : servers)
+        o.servers.push_back(s->address());
+    o.failover.enabled = true;
+    o.failover.dead_timeout = 10s;
+    o.failover.failure_limit = 4;
+    o.reconnect_initial_delay = 150ms;
+    o.reconnect_max_delay = 150ms;
+    folsom::BlockingClient c(o);
+    auto& client = c.async();
+    const auto keys = make_keys(200, "fl:");
+    const auto all = addresses_of({servers[0].get(), servers[1].get(), servers[2].get()});
+    const auto live = addresses_of({servers[0].get(), servers[2].get()});
+    ASSERT_TRUE(placement_matches(client, all, keys));
+    const auto it = std::find_if(keys.begin(), keys.end(), [&](const std::string& k) {
+        return port_of(client, k) == servers[1]->port();
+    });
+    ASSERT_NE(it, keys.end());
+    ASSERT_EQ(c.set(*it, "v"), Status::stored);
+
+    const auto killed = std::chrono::steady_clock::now();
+    servers[1]->kill();
+    ASSERT_TRUE(wait_for([&] { return placement_matches(client, live, keys); }, 5s));
+    // Three reconnect delays of at least 80% of 150 ms each (the backoff's jitter) lie between
+    // the first failure and the fourth.
+    EXPECT_GE(std::chrono::steady_clock::now() - killed, 360ms);
+    servers[1]->restart();
+    EXPECT_TRUE(wait_for([&] { return placement_matches(client, all, keys); }, 2s));
 }
 
 TEST(ClusterFailover, DeadTimeoutBringsAServerBackEvenIfStillDown) {

@@ -26,6 +26,7 @@ TEST(DistributionName, EveryNameReadsBack) {
                                             "folsom_murmur",
                                             "mcrouter_ch3",
                                             "pymemcache_rendezvous",
+                                            "pymemcache_rendezvous_bytes",
                                             "libmemcached_modula",
                                             "libmemcached_modula:md5",
                                             "libmemcached_modula:murmur3",

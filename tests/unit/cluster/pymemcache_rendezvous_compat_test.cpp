@@ -21,7 +21,8 @@ using folsom::cluster::Distribution;
 namespace test = folsom::test;
 
 // Reads the server list (JSON: [host, port] pairs or socket paths) from argv[1] and keys from
-// stdin (UTF-8, one per line); prints the node HashClient's hasher picks for each key.
+// stdin, one per line: UTF-8 text (str keys), or with argv[2] "bytes" hex digits (bytes keys,
+// which may hold any byte); prints the node HashClient's hasher picks for each key.
 constexpr const char* reference_program = R"(
 import json, sys
 try:
@@ -32,6 +33,8 @@ except ImportError as e:
 servers = [tuple(s) if isinstance(s, list) else s for s in json.loads(sys.argv[1])]
 client = HashClient(servers, allow_unicode_keys=True)
 keys = sys.stdin.buffer.read().decode("utf-8").split("\n")[:-1]
+if sys.argv[2:] == ["bytes"]:
+    keys = [bytes.fromhex(k) for k in keys]
 sys.stdout.write("".join(client.hasher.get_node(k) + "\n" for k in keys))
 )";
 
@@ -72,7 +75,35 @@ std::vector<std::string> keys_with_unicode() {
     return keys;
 }
 
-void expect_same_placement(const std::vector<Server>& servers) {
+// Keys a program gives pymemcache as bytes, which it hashes as their repr: the test keys, and
+// keys with what repr escapes or quotes differently (both quotes, backslash, tab, CR, LF,
+// NUL, DEL, bytes from 0x80).
+std::vector<std::string> bytes_keys() {
+    std::vector<std::string> keys = test::placement_keys();
+    const std::string pieces[] = {
+        "'",    "\"",       "'\"",      "\\",  "\t", "\r\n", std::string(1, '\0'),
+        "\x7f", "\x80\xff", "\xc3\xa9", "\x1b"};
+    for (int i = 0; i < 1'100; ++i)
+        keys.push_back("b" + std::to_string(i) + pieces[i % 11] + std::string(i % 5, 'y') +
+                       pieces[(i / 11) % 11]);
+    return keys;
+}
+
+std::string hex_lines(const std::vector<std::string>& keys) {
+    constexpr char hex[] = "0123456789abcdef";
+    std::string out;
+    for (const auto& k : keys) {
+        for (char ch : k) {
+            const auto c = static_cast<unsigned char>(ch);
+            out += hex[c >> 4];
+            out += hex[c & 0xfu];
+        }
+        out += '\n';
+    }
+    return out;
+}
+
+void expect_same_placement(const std::vector<Server>& servers, bool as_bytes = false) {
     std::string json = "[";
     std::vector<ServerAddress> addresses;
     for (const auto& s : servers) {
@@ -82,15 +113,18 @@ void expect_same_placement(const std::vector<Server>& servers) {
         EXPECT_EQ(folsom::cluster::pymemcache_node_name(s.address), s.pymemcache);
     }
     json += "]";
-    const auto keys = keys_with_unicode();
+    const auto keys = as_bytes ? bytes_keys() : keys_with_unicode();
     const test::ScratchDir dir;
     const std::string program = dir.write("placement.py", reference_program);
-    const auto run =
-        test::run_reference({"/usr/bin/python3", program, json}, test::lines_of(keys), keys.size());
+    const auto run = as_bytes ? test::run_reference({"/usr/bin/python3", program, json, "bytes"},
+                                                    hex_lines(keys), keys.size())
+                              : test::run_reference({"/usr/bin/python3", program, json},
+                                                    test::lines_of(keys), keys.size());
     if (run.unavailable) GTEST_SKIP() << run.why_not;
     ASSERT_TRUE(run.ran) << run.why_not;
 
-    const Continuum ours(addresses, Distribution::pymemcache_rendezvous);
+    const Continuum ours(addresses, as_bytes ? Distribution::pymemcache_rendezvous_bytes
+                                             : Distribution::pymemcache_rendezvous);
     std::size_t mismatches = 0;
     std::vector<std::size_t> per_server(servers.size());
     for (std::size_t i = 0; i < keys.size(); ++i) {
@@ -112,6 +146,14 @@ TEST(PymemcacheRendezvousCompat, ThreeServers) {
 
 TEST(PymemcacheRendezvousCompat, TenServersWithIpv6AndASocket) {
     expect_same_placement(ten_servers());
+}
+
+TEST(PymemcacheRendezvousCompat, BytesKeysOnThreeServers) {
+    expect_same_placement(three_servers(), true);
+}
+
+TEST(PymemcacheRendezvousCompat, BytesKeysOnTenServers) {
+    expect_same_placement(ten_servers(), true);
 }
 
 // The incremental murmur3 the rendezvous hash resumes per server equals the one-shot hash,
