@@ -3,10 +3,15 @@ extension. The C++ sources are the repository's (this file's parent directory) w
 checkout, or the copy an sdist carries under cpp/ (`python setup.py sdist` puts it there), so
 that `pip install folsom-<version>.tar.gz` builds on a machine without the repository.
 
-Needs cmake, a C++20 compiler (g++ 12), pybind11 (Debian's python3-pybind11, or pybind11 from
-pip in the interpreter that builds), Python's headers, and the library's -dev packages: Asio
-and OpenSSL, plus c-ares, zstd, LZ4, zlib and nlohmann-json for the optional features (each is
-left out when not found). On Debian 12, scripts/deps installs them all.
+Needs cmake, a C++20 compiler (g++ 12), pybind11, the headers of the Python that runs this
+file, and the library's -dev packages: Asio and OpenSSL, plus c-ares, zstd, LZ4, zlib and
+nlohmann-json for the optional features (each is left out when not found). On Debian 12,
+scripts/deps installs them all. The extension is built for the interpreter that runs this file
+(CMake is given it as Python3_EXECUTABLE), with that interpreter's own headers: Debian's
+python3-dev, or a pyenv or python.org Python's own. pybind11 is the interpreter's pybind11
+module when it has one, else the CMake package CMake finds: Debian's pybind11-dev
+(/usr/lib/cmake/pybind11) serves any interpreter, so a pyenv Python needs no pybind11 of its own
+(python/README.md, "Another Python").
 
 c-ares, zstd, LZ4 and zlib are linked from their static archives (FOLSOM_STATIC_DEPS), so a
 wheel needs only OpenSSL's shared libraries (libssl3) and the C/C++ runtimes where it is
@@ -28,6 +33,7 @@ from pathlib import Path
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
+from setuptools.command.install import install
 from setuptools.command.sdist import sdist
 
 HERE = Path(__file__).resolve().parent
@@ -80,12 +86,14 @@ class CMakeBuild(build_ext):
             "-DFOLSOM_BUILD_EXAMPLES=OFF", "-DFOLSOM_BUILD_DOCS=OFF",
             "-DFOLSOM_BUILD_LIBMEMCACHED_COMPAT=OFF",
             "-DPython3_EXECUTABLE=" + sys.executable,
+            # The C++ tree and the extension's sources (HERE) under one ccache base directory.
+            "-DFOLSOM_CCACHE_BASEDIR=" + os.path.commonpath([str(root), str(HERE)]),
         ]
         try:  # pybind11 from pip, when the building interpreter has it
             import pybind11
             args.append("-Dpybind11_DIR=" + pybind11.get_cmake_dir())
         except ImportError:
-            pass  # Debian's python3-pybind11: CMake finds it in /usr/lib/cmake
+            pass  # Debian's pybind11-dev: CMake finds it in /usr/lib/cmake/pybind11
         args += shlex.split(os.environ.get("FOLSOM_CMAKE_ARGS", ""))
         subprocess.run(args, check=True)
         jobs = os.environ.get("FOLSOM_BUILD_JOBS", str(os.cpu_count() or 1))
@@ -97,6 +105,26 @@ class CMakeBuild(build_ext):
         target = Path(self.get_ext_fullpath(ext.name))
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(built[0], target)
+
+
+class InstallWithDebianOptions(install):
+    """The install command, with the options that Debian's setuptools reads from it.
+
+    Debian patches its setuptools (the python3-setuptools-whl wheel too, which a venv of another
+    Python, pyenv's for one, installs offline from /usr/share/python-wheels): its install_lib
+    and install_egg_info copy `install_layout` (Debian's --install-layout=deb) and
+    `prefix_option` from the install command, which only Debian's own Python's distutils
+    declares (with `multiarch`). Elsewhere the wheel's build then fails with
+    `AttributeError: install_layout`. Declared here and left unset where the install command
+    lacks them, they make that setuptools work with any Python, and change nothing where they
+    exist already; upstream setuptools never reads them.
+    """
+
+    def initialize_options(self):
+        super().initialize_options()
+        for debian_option in ("install_layout", "prefix_option", "multiarch"):
+            if not hasattr(self, debian_option):
+                setattr(self, debian_option, None)
 
 
 class SdistWithCpp(sdist):
@@ -116,4 +144,4 @@ class SdistWithCpp(sdist):
 
 
 setup(version=version(), ext_modules=[CMakeExtension("folsom._native")],
-      cmdclass={"build_ext": CMakeBuild, "sdist": SdistWithCpp})
+      cmdclass={"build_ext": CMakeBuild, "install": InstallWithDebianOptions, "sdist": SdistWithCpp})

@@ -60,6 +60,7 @@
 #include "folsom/detail/async_op.hpp"
 #include "folsom/detail/client_core.hpp"
 #include "folsom/detail/collectors.hpp"
+#include "folsom/detail/write_here.hpp"
 #include "folsom/error.hpp"
 #include "folsom/expiry.hpp"
 #include "folsom/export.hpp"
@@ -510,7 +511,7 @@ class FOLSOM_EXPORT Client {
     /// "host:port" of server `i` (0 <= i < server_count()); lives as long as the client.
     const std::string& server_name(std::size_t i) const noexcept { return core_->server_name(i); }
     /// Which server (index) owns `key` now (with failover, a live server).
-    std::size_t server_for(std::string_view key) const noexcept { return core_->placement_of(key); }
+    std::size_t server_for(std::string_view key) const noexcept { return core_->server_for(key); }
     /// What each route did, when Options::routes configured a route tree (routes.hpp):
     /// requests, failovers and shadow outcomes by route name. Empty without routes, and for a
     /// tree that is one PoolRoute (served as a client without routes; per-server metrics
@@ -567,7 +568,7 @@ class FOLSOM_EXPORT Client {
                                               detail::TraceInfo{req.code, req.key, 1, true});
                 if (!op) return;
                 if (refused) return refuse(*op, 1, refused);
-                c.submit(c.server_for(req.key), *op, 0, req);
+                c.send(*op, 0, req);
                 op->initiated();
             },
             token, r);
@@ -609,7 +610,7 @@ class FOLSOM_EXPORT Client {
                 if constexpr (Expiring) {
                     if (auto ec = expiry_refusal(op_exptime)) return refuse(*op, 1, ec);
                 }
-                c.submit(c.server_for(req.key), *op, 0, req);
+                c.send(*op, 0, req);
                 op->initiated();
             },
             token, code, key, exptime);
@@ -665,7 +666,7 @@ class FOLSOM_EXPORT Client {
             r.quiet = true;
             r.outcome_required = true;
             fill(p, r);
-            core->submit(core->server_for(r.key), *op, p, r);
+            core->send(*op, p, r);
         }
         op->initiated();
     }
@@ -753,7 +754,7 @@ auto Client::store_request(StoreMode mode, std::string_view key, Bytes value, Ex
             r.exptime = detail::to_exptime(ttl);
             if (auto ec = expiry_refusal(r.exptime)) return refuse(*op, 1, ec);
             r.quiet = quiet;
-            c.submit(c.server_for(key), *op, 0, r);
+            c.send(*op, 0, r);
             op->initiated();
         },
         token, std::move(value));
@@ -784,7 +785,7 @@ auto Client::meta_set(std::string_view key, Bytes value, Expiry ttl, const MetaS
             if (auto ec = expiry_refusal(r.exptime)) return refuse(*op, 1, ec);
             r.meta.invalidate = opts.invalidate;
             r.meta.set_mode = static_cast<std::uint8_t>(opts.mode);
-            core->submit(core->server_for(key), *op, 0, r);
+            core->send(*op, 0, r);
             op->initiated();
         },
         token, std::move(value));
@@ -886,20 +887,13 @@ class GetViewOp final : public Operation {
         auto deliver = [cb = std::move(cb_), ec = ec_]() mutable { cb(ec, nullptr); };
         destroy(this);
         if (delivered) return;
-        if (from_initiator && !inline_ok(*core))
+        // A miss read inside the call that started it may be reported there too, under the
+        // same rule as AsyncOp::deliver (the thread's WriteHere allows it): it spares a
+        // blocking wrapper the post and the scheduler round that would run it.
+        if (from_initiator && !completes_inline_here(core->inline_context(), true))
             asio::post(core->executor(), std::move(deliver));
         else
             deliver();
-    }
-    /// A miss read inside the call that started it may be reported there too, under the same
-    /// rule as AsyncOp::deliver: the thread allows it (WriteHere, Handlers::may_run_inline)
-    /// and is the io_context's only runner. It spares a blocking wrapper the post and the
-    /// scheduler round that would run it.
-    static bool inline_ok(ClientCore& core) noexcept {
-        if (!WriteHere::handlers_may_run_inline()) return false;
-        asio::io_context* io = core.inline_context();
-        return io != nullptr &&
-               (io->get_executor().running_in_this_thread() || WriteHere::active());
     }
     void end_span(const SpanEnd& e) noexcept {
         span_->end(e);
@@ -932,7 +926,7 @@ void Client::get_view(std::string_view key, Callback&& callback) {
     r.code = detail::OpCode::get;
     r.key = key;
     r.keys = std::span<const std::string_view>(&r.key, 1);
-    core_->submit(core_->server_for(key), *op, 0, r);
+    core_->send(*op, 0, r);
     op->initiated();
 }
 

@@ -82,10 +82,13 @@ class FOLSOM_EXPORT WriteHere {
     WriteHere(const WriteHere&) = delete;
     WriteHere& operator=(const WriteHere&) = delete;
 
-    /// True while a WriteHere marks this thread.
-    static bool active() noexcept;
-    /// True while a WriteHere with Handlers::may_run_inline marks this thread.
-    static bool handlers_may_run_inline() noexcept;
+    /// Deprecated: the library's own question (whether to write and read in the call); a
+    /// thread knows whether it holds a WriteHere.
+    [[deprecated("the library asks this itself; a thread knows its own WriteHere")]] static bool
+    active() noexcept;
+    /// Deprecated, as active().
+    [[deprecated("the library asks this itself; a thread knows its own WriteHere")]] static bool
+    handlers_may_run_inline() noexcept;
 
   private:
     bool on_;

@@ -43,6 +43,10 @@ PYBIND11_MODULE(_native, m) {
     m.attr("ERRC") = errcs;
     m.attr("__version__") = FOLSOM_VERSION_STRING;  // folsom/config.hpp: the CMake project version
     m.attr("MAX_KEY_LENGTH") = protocol::max_key_length;
+    // The version of the Python headers the extension was compiled against: an install check
+    // (python/tools/check-pip-install) compares it with the interpreter that imports it, so that
+    // a pyenv Python's build is known to have used its own headers, not Debian's.
+    m.attr("PYTHON_HEADERS_VERSION") = PY_VERSION;
     // An AsyncClient opens a batch when it starts the first request of an event-loop turn and
     // ends it from a call_soon callback: the turn's requests go out in one write per
     // connection, with one wake-up of the I/O thread (folsom/send_batch.hpp).

@@ -203,13 +203,28 @@ PySendResult waiter_send(PyObject* self, PyObject*, PyObject** out) {
     return PYGEN_RETURN;
 }
 
+/// Raises StopIteration carrying `value`, as a generator's return does. CPython's helper for
+/// this (_PyGen_SetStopIterationValue) left the public headers in 3.13; like it, a tuple or an
+/// exception is wrapped in an instance first, since PyErr_SetObject would take a tuple for the
+/// constructor's arguments and an exception for the exception to raise.
+void set_stop_iteration_value(PyObject* value) {
+    if (!PyTuple_Check(value) && !PyExceptionInstance_Check(value)) {
+        PyErr_SetObject(PyExc_StopIteration, value);
+        return;
+    }
+    PyObject* stop = PyObject_CallOneArg(PyExc_StopIteration, value);
+    if (stop == nullptr) return;
+    PyErr_SetObject(PyExc_StopIteration, stop);
+    Py_DECREF(stop);
+}
+
 PyObject* waiter_next(PyObject* self) {
     PyObject* out;
     switch (waiter_send(self, Py_None, &out)) {
         case PYGEN_NEXT:
             return out;
         case PYGEN_RETURN:
-            _PyGen_SetStopIterationValue(out);
+            set_stop_iteration_value(out);
             Py_DECREF(out);
             return nullptr;
         default:

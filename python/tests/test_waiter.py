@@ -79,6 +79,26 @@ async def test_waiters_follow_asyncios_future_protocol(shared_memcached):
             _native.Waiter()
 
 
+async def test_a_done_waiter_driven_by_next_returns_its_result_whole(shared_memcached):
+    # Driven as a generator (next(), as `yield from` does), a done Waiter stops with its result
+    # as StopIteration's value, a tuple as one value: a_get_multi's (values, first error) must
+    # not be taken for StopIteration's arguments (StopIteration.value would be `values` alone).
+    async with folsom.AsyncClient(shared_memcached.address, protocol="meta") as c:
+        await c.set("w-n", b"n")
+        w = c._a_get_value("w-n")
+        await asyncio.wait([w])
+        with pytest.raises(StopIteration) as stop:
+            next(w)
+        assert stop.value.value == b"n"
+        m = c._a_get_multi(["w-n", "w-n-missing"], False)
+        await asyncio.wait([m])
+        with pytest.raises(StopIteration) as stop:
+            next(m)
+        values, first_error = m.result()
+        assert values[0][0] == b"n" and values[1] is None and first_error == 0
+        assert stop.value.value == (values, first_error)
+
+
 async def test_cancelling_a_waiter_cancels_its_request(shared_memcached):
     async with folsom.AsyncClient(shared_memcached.address, protocol="meta") as c:
         await c.get("w-c")  # binds the loop

@@ -446,14 +446,16 @@ class FakeCore final : public ClientCore, public std::enable_shared_from_this<Fa
     const std::string& server_name(std::size_t) const noexcept override { return fake_server_name; }
     std::size_t max_value_size() const noexcept override { return store_.max_value_size(); }
 
+    /// One store: every key is its.
+    void send(Operation& op, std::uint32_t part, const Request& request) override {
+        execute(op, part, request);
+    }
     void submit(std::size_t server, Operation& op, std::uint32_t part,
                 const Request& request) override {
-        Outcome o = closed_.load(std::memory_order_acquire) ? Outcome::error(errc::closed)
-                    : server != 0                           ? Outcome::error(errc::invalid_argument)
-                                                            : store_.execute(request);
-        asio::post(ex_, [self = shared_from_this(), &op, part, o = std::move(o)]() mutable {
-            self->deliver(op, part, o);
-        });
+        if (server != 0 && !closed_.load(std::memory_order_acquire))
+            post_result(op, part, Outcome::error(errc::invalid_argument));
+        else
+            execute(op, part, request);
     }
 
     void shutdown() override { closed_.store(true, std::memory_order_release); }
@@ -481,6 +483,16 @@ class FakeCore final : public ClientCore, public std::enable_shared_from_this<Fa
     }
 
   private:
+    void execute(Operation& op, std::uint32_t part, const Request& request) {
+        post_result(op, part,
+                    closed_.load(std::memory_order_acquire) ? Outcome::error(errc::closed)
+                                                            : store_.execute(request));
+    }
+    void post_result(Operation& op, std::uint32_t part, Outcome o) {
+        asio::post(ex_, [self = shared_from_this(), &op, part, o = std::move(o)]() mutable {
+            self->deliver(op, part, o);
+        });
+    }
     void deliver(Operation& op, std::uint32_t part, const Outcome& o) {
         // Shut down after the request was made: it fails like one still on the wire would.
         if (closed_.load(std::memory_order_acquire)) {

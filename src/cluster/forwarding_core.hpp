@@ -8,9 +8,9 @@
 // (DiscoveringCore feeds a ServerCore its server sets) names it, and calls to a final class
 // are direct.
 //
-// Not forwarded, on purpose: placement_of() keeps ClientCore's default (this core's own
-// server_for(), which a decorator such as KeyPrefixCore changes), and route_stats() has nothing
-// to forward, since decorators stand below a route tree, never above one.
+// A decorator that changes where a key goes (KeyPrefixCore) overrides server_for(), send() and
+// servers_for() together. Not forwarded, on purpose: route_stats() has nothing to forward,
+// since decorators stand below a route tree, never above one.
 #pragma once
 
 #include "folsom/detail/client_core.hpp"
@@ -48,6 +48,9 @@ class ForwardingCore : public ClientCore {
         return inner_->broadcast_servers();
     }
     std::size_t max_value_size() const noexcept override { return inner_->max_value_size(); }
+    void send(Operation& op, std::uint32_t part, const Request& request) override {
+        inner_->send(op, part, request);
+    }
     void submit(std::size_t server, Operation& op, std::uint32_t part,
                 const Request& request) override {
         inner_->submit(server, op, part, request);

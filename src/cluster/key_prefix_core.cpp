@@ -127,10 +127,11 @@ std::size_t KeyPrefixCore::server_for(std::string_view key) const noexcept {
     return inner_->server_for(std::string_view(buf, prefix_.size() + key.size()));
 }
 
-void KeyPrefixCore::submit(std::size_t server, Operation& op, std::uint32_t part,
-                           const Request& request) {
+template <class Forward>
+void KeyPrefixCore::prefix_then(Operation& op, std::uint32_t part, const Request& request,
+                                Forward forward) {
     if (!is_keyed(request.code)) {
-        inner_->submit(server, op, part, request);
+        forward(op, request);
         return;
     }
     if (is_retrieval(request.code)) {
@@ -141,21 +142,40 @@ void KeyPrefixCore::submit(std::size_t server, Operation& op, std::uint32_t part
             }
         }
         PrefixShim* shim = PrefixShim::create(op, part, prefix_, request);
-        inner_->submit(server, *shim, part, shim->request());
+        forward(*shim, shim->request());
         return;
     }
     if (!fits(prefix_.size(), request.key, key_limit_)) {
         op.on_complete(part, failure(make_error_code(errc::invalid_key)));
         return;
     }
-    // The encoder copies the key before submit() returns: a stack buffer is enough.
+    // The encoder copies the key before the inner core returns: a stack buffer is enough.
     char buf[max_key_length];
     std::memcpy(buf, prefix_.data(), prefix_.size());
     std::memcpy(buf + prefix_.size(), request.key.data(), request.key.size());
     Request prefixed = request;
     prefixed.key = std::string_view(buf, prefix_.size() + request.key.size());
     prefixed.keys_are_stable = false;
-    inner_->submit(server, op, part, prefixed);
+    forward(op, prefixed);
+}
+
+void KeyPrefixCore::send(Operation& op, std::uint32_t part, const Request& request) {
+    if (hash_with_prefix_) {
+        // The inner core places the prefixed key it is given.
+        prefix_then(op, part, request,
+                    [&](Operation& o, const Request& r) { inner_->send(o, part, r); });
+        return;
+    }
+    // Placed by the key as given (libmemcached's default), sent prefixed.
+    const std::size_t server = inner_->server_for(request.key);
+    prefix_then(op, part, request,
+                [&](Operation& o, const Request& r) { inner_->submit(server, o, part, r); });
+}
+
+void KeyPrefixCore::submit(std::size_t server, Operation& op, std::uint32_t part,
+                           const Request& request) {
+    prefix_then(op, part, request,
+                [&](Operation& o, const Request& r) { inner_->submit(server, o, part, r); });
 }
 
 }  // namespace folsom::detail

@@ -5,8 +5,8 @@
 // Placement: server_for() hashes the prefixed key (Options::hash_with_key_prefix, the default)
 // or the key as given (libmemcached's default, MEMCACHED_BEHAVIOR_HASH_WITH_PREFIX_KEY off).
 //
-// Keys on the wire: a store, delete, touch or counter request is re-submitted with its key
-// prefixed in a stack buffer (the encoder copies it before submit() returns). A retrieval
+// Keys on the wire: a store, delete, touch or counter request is passed on with its key
+// prefixed in a stack buffer (the encoder copies it before the inner core returns). A retrieval
 // travels inside a PrefixShim, an Operation that owns the prefixed keys and strips the prefix
 // from the key of every value before it reaches the real operation: ASCII multi-get replies
 // name their keys, and the caller's keys are unprefixed (so are ValueView::key and
@@ -51,12 +51,19 @@ class KeyPrefixCore final : public ForwardingCore<> {
         ClientCore::servers_for(keys, out);
     }
 
+    /// Placed as server_for() places the key, sent with the prefix.
+    void send(Operation& op, std::uint32_t part, const Request& request) override;
     void submit(std::size_t server, Operation& op, std::uint32_t part,
                 const Request& request) override;
 
     const std::string& prefix() const noexcept { return prefix_; }
 
   private:
+    /// Checks and prefixes the keys of `request` (a retrieval travels in a PrefixShim), then
+    /// calls forward(operation, prefixed request), or fails the part with invalid_key.
+    template <class Forward>
+    void prefix_then(Operation& op, std::uint32_t part, const Request& request, Forward forward);
+
     const std::string prefix_;
     const bool hash_with_prefix_;
     const std::size_t key_limit_;  // raw bytes of prefix + key at most (250, or 186 if binary)

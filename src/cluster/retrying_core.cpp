@@ -15,12 +15,23 @@ namespace {
 
 class RetryShim final : public detail::WrapperOperation<RetryShim> {
   public:
+    /// A part for server `server` (a multi-get part, a part of a request to every server).
     static RetryShim* create(detail::ClientCore& core, detail::Operation& op, std::size_t server,
                              std::uint32_t part, const detail::Request& request) {
         return make(core, op, server, part, request);
     }
+    /// A request for one key, which the inner core places (ClientCore::send).
+    static RetryShim* create_keyed(detail::ClientCore& core, detail::Operation& op,
+                                   std::uint32_t part, const detail::Request& request) {
+        return make(core, op, keyed, part, request);
+    }
 
-    void send() { core_.submit(server_, *this, part_, request_); }
+    void send() {
+        if (server_ == keyed)
+            core_.send(*this, part_, request_);
+        else
+            core_.submit(server_, *this, part_, request_);
+    }
 
     void on_value(std::uint32_t, std::uint32_t position, const ValueView& v) override {
         // Values seen before a failure may be seen again on the retry; every collector keeps
@@ -43,8 +54,7 @@ class RetryShim final : public detail::WrapperOperation<RetryShim> {
             // (the failed connection has already told its server's health). A multi-get part
             // stays on its server (its keys were grouped by it), and so does a part of a
             // request to every server (delete_all): that server is the point.
-            if (request_.keys.size() <= 1 && !request_.to_every_server)
-                server_ = core_.server_for(request_.key);
+            if (request_.keys.size() <= 1 && !request_.to_every_server) server_ = keyed;
             send();  // may complete at once (e.g. not_connected): re-enters on_complete
             return;
         }
@@ -98,8 +108,11 @@ class RetryShim final : public detail::WrapperOperation<RetryShim> {
         }
     }
 
+    /// server_ of a request the inner core places (send()).
+    static constexpr std::size_t keyed = ~std::size_t{0};
+
     detail::ClientCore& core_;
-    std::size_t server_;
+    std::size_t server_;  // or keyed
     const std::uint32_t part_;
     detail::Request request_;
     bool retried_ = false;
@@ -113,6 +126,17 @@ class RetryShim final : public detail::WrapperOperation<RetryShim> {
 
 RetryingCore::RetryingCore(std::shared_ptr<detail::ClientCore> inner, std::size_t max_outstanding)
     : ForwardingCore(std::move(inner), max_outstanding) {}
+
+// Flattened: both send() and submit() make a RetryShim, so the compiler would otherwise call
+// its construction out of line on every idempotent request, the hot path being this one.
+[[gnu::flatten]] void RetryingCore::send(detail::Operation& op, std::uint32_t part,
+                                         const detail::Request& request) {
+    if (!is_idempotent(request)) {
+        inner_->send(op, part, request);
+        return;
+    }
+    RetryShim::create_keyed(*inner_, op, part, request)->send();
+}
 
 void RetryingCore::submit(std::size_t server, detail::Operation& op, std::uint32_t part,
                           const detail::Request& request) {

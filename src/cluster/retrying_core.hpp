@@ -31,6 +31,7 @@ class RetryingCore final : public detail::ForwardingCore<> {
   public:
     RetryingCore(std::shared_ptr<detail::ClientCore> inner, std::size_t max_outstanding);
 
+    void send(detail::Operation& op, std::uint32_t part, const detail::Request& request) override;
     void submit(std::size_t server, detail::Operation& op, std::uint32_t part,
                 const detail::Request& request) override;
 };

@@ -44,14 +44,14 @@ class ServerCore final : public ClientCore, public std::enable_shared_from_this<
     std::vector<std::size_t> broadcast_servers() const override;
     std::size_t max_value_size() const noexcept override { return options_.max_value_size; }
 
+    /// Places the key and submits, on one load of the routing table.
+    void send(Operation& op, std::uint32_t part, const Request& request) override {
+        const cluster::RoutingTable& t = table();
+        submit_to(t, t.server_for(request.key), op, part, request);
+    }
     void submit(std::size_t server, Operation& op, std::uint32_t part,
                 const Request& request) override {
-        if (cluster::ServerPool* p = table().pool(server)) {
-            p->submit(op, part, request);
-            return;
-        }
-        if (Metrics* m = options_.metrics.get()) report_unroutable(*m, request);
-        op.on_complete(part, failure(make_error_code(errc::not_connected)));
+        submit_to(table(), server, op, part, request);
     }
 
     void shutdown() override;
@@ -76,6 +76,15 @@ class ServerCore final : public ClientCore, public std::enable_shared_from_this<
 
     const cluster::RoutingTable& table() const noexcept {
         return *table_.load(std::memory_order_acquire);
+    }
+    void submit_to(const cluster::RoutingTable& t, std::size_t server, Operation& op,
+                   std::uint32_t part, const Request& request) {
+        if (cluster::ServerPool* p = t.pool(server)) {
+            p->submit(op, part, request);
+            return;
+        }
+        if (Metrics* m = options_.metrics.get()) report_unroutable(*m, request);
+        op.on_complete(part, failure(make_error_code(errc::not_connected)));
     }
     // Both under mu_.
     void publish(std::vector<cluster::ServerPool*> members, std::vector<ServerAddress> addresses);

@@ -118,7 +118,7 @@ void Connection::fail_queue(CommandQueue& q, std::error_code ec) {
     const detail::Completion done = detail::failure(ec);
     while (!q.empty()) {
         Command c = q.pop_front();
-        if (metrics_) completed(c, done);
+        if (meter_.sink()) meter_.completed(c, done);
         c.op->on_complete(c.part, done);
     }
 }

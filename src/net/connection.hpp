@@ -4,8 +4,10 @@
 //   connection_connect.cpp  transport and handshake (resolve, connect, TLS, the driver's login);
 //   connection_write.cpp    the write path (submit, flush, quiet-run barriers);
 //   connection_read.cpp     the read path (the asynchronous read, decoding, direct reads);
-//   connection_health.cpp   health and backoff (request timeout, fail, reconnect);
-//   connection_metrics.cpp  what is reported to Options::metrics.
+//   connection_health.cpp   health and backoff (request timeout, fail, reconnect).
+// What it reports to Options::metrics about requests, wire/request_meter.hpp records (the
+// in-flight queue records completions with it); bytes and connection events are reported
+// where they happen.
 //
 // Flow of a request:
 //   submit() (any thread, under mu_): encode into pending_out_ and queue the command in
@@ -41,6 +43,7 @@
 #include "net/read_buffer.hpp"
 #include "wire/command_queue.hpp"
 #include "wire/protocol_driver.hpp"
+#include "wire/request_meter.hpp"
 
 #include <asio/generic/stream_protocol.hpp>
 #include <asio/io_context.hpp>
@@ -69,8 +72,7 @@ enum class ConnectionState : std::uint8_t { connecting, connected, backoff, clos
 /// socket in clear text even when started with -Z (its TLS is for TCP listeners only).
 std::string unix_socket_tls_refusal(const std::string& path);
 
-class Connection final : public std::enable_shared_from_this<Connection>,
-                         private CompletionObserver {
+class Connection final : public std::enable_shared_from_this<Connection> {
   public:
     /// Called on the connection's strand whenever the state changes.
     using StateListener = std::function<void(ConnectionState)>;
@@ -105,7 +107,10 @@ class Connection final : public std::enable_shared_from_this<Connection>,
     void set_state_listener(StateListener l) { listener_ = std::move(l); }
     /// Reports requests, bytes and connection events to `m` under server id `server`. Call
     /// before start(); `m` must outlive the connection (Options::metrics keeps it alive).
-    void set_metrics(Metrics* m, std::uint32_t server) noexcept;
+    void set_metrics(Metrics* m, std::uint32_t server) noexcept {
+        meter_.attach(m, server);
+        inflight_.set_meter(m ? &meter_ : nullptr);
+    }
 
   private:
     // ---- transport and handshake (connection_connect.cpp) ----
@@ -211,17 +216,10 @@ class Connection final : public std::enable_shared_from_this<Connection>,
     };
     BarrierOp barrier_op_;
 
-    // ---- metrics (connection_metrics.cpp) ----
+    // ---- metrics ----
     // Only when set_metrics was called; otherwise each hook is one null check.
-    static std::int64_t now_ns() noexcept {
-        return std::chrono::duration_cast<std::chrono::nanoseconds>(
-                   std::chrono::steady_clock::now().time_since_epoch())
-            .count();
-    }
-    void completed(const Command& c, const detail::Completion& done) noexcept override;
-    void report_refused(const detail::Request& r, std::error_code ec) noexcept;
     void report_event(ConnectionEvent e) noexcept {
-        if (metrics_) metrics_->connection_event(metrics_server_, e);
+        if (Metrics* m = meter_.sink()) m->connection_event(meter_.server(), e);
     }
 
     // The I/O objects are typed on a strand of the io_context's own executor type, with no
@@ -293,8 +291,7 @@ class Connection final : public std::enable_shared_from_this<Connection>,
     std::uint64_t progress_seen_ = 0;  // progress_ at the last health tick
     std::uint32_t stalled_ticks_ = 0;  // health ticks in a row without progress
     StateListener listener_;
-    Metrics* metrics_ = nullptr;
-    std::uint32_t metrics_server_ = 0;
+    RequestMeter meter_;      // what is reported to Options::metrics; off until set_metrics
     bool attempted_ = false;  // a connect was tried before: the next one is a reconnect
     int tracked_fd_ = -1;     // the socket as tracked for fork (after_fork.hpp), or -1
 

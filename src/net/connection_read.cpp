@@ -1,7 +1,7 @@
 // Connection, the read path: one asynchronous read armed while connected, replies decoded and
 // delivered in FIFO order, and direct non-blocking reads where a reply is likely waiting.
 #include "folsom/detail/request_memory.hpp"
-#include "folsom/send_batch.hpp"
+#include "folsom/detail/write_here.hpp"
 
 #include "net/connection.hpp"
 #include "net/connection_stream.hpp"
@@ -78,10 +78,10 @@ void Connection::deliver_replies(bool read_first, ReadWhy why) {
     // While connected one read stays pending, also on an idle connection, to notice the server
     // closing it. Not when idle on a WriteHere thread: no one runs the io_context between that
     // thread's requests anyway, and the next write reads its own reply (after_send()).
-    if (not_connected() || (inflight_.empty() && WriteHere::active())) return;
+    if (not_connected() || (inflight_.empty() && detail::this_thread_writes_here())) return;
     // A WriteHere thread whose recv has just found the socket empty waits for it to become
     // readable: no speculative recv (it would find nothing again), no posted completion.
-    if (last == ReadNow::would_block && WriteHere::active())
+    if (last == ReadNow::would_block && detail::this_thread_writes_here())
         await_readable();
     else
         start_read();
@@ -89,7 +89,7 @@ void Connection::deliver_replies(bool read_first, ReadWhy why) {
 
 void Connection::after_send() {
     if (reading_ || read_armed_ || inflight_.empty() || not_connected()) return;
-    if (!WriteHere::active() || tls_) {
+    if (!detail::this_thread_writes_here() || tls_) {
         start_read();
         return;
     }
@@ -168,7 +168,7 @@ void Connection::read_failed(const std::error_code& ec) {
 
 void Connection::received(std::size_t n) {
     rbuf_.commit(n);
-    if (metrics_) metrics_->bytes_received(metrics_server_, n);
+    if (Metrics* m = meter_.sink()) m->bytes_received(meter_.server(), n);
     ++progress_;
 }
 

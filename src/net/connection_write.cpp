@@ -1,9 +1,8 @@
 // Connection, the write path: submit() queues encoded requests under the lock (any thread),
 // flush() writes what queued in one system call (strand), and quiet runs get their barrier.
-#include "folsom/detail/observe.hpp"
 #include "folsom/detail/request_memory.hpp"
+#include "folsom/detail/write_here.hpp"
 #include "folsom/error.hpp"
-#include "folsom/send_batch.hpp"
 
 #include "net/connection.hpp"
 #include "net/connection_stream.hpp"
@@ -43,11 +42,8 @@ void Connection::submit(detail::Operation& op, std::uint32_t part, const detail:
             if (pending_.empty() || !driver_->join(request, pending_out_, pending_.back(), cmd))
                 ec = driver_->encode(request, pending_out_, cmd);
             if (!ec) {
-                if (metrics_) {
-                    // Under the lock, before the command can complete on the strand.
-                    cmd.queued_ns = now_ns();
-                    metrics_->request_sent(metrics_server_, detail::to_metric_op(cmd.code));
-                }
+                // Under the lock, before the command can complete on the strand.
+                if (meter_.sink()) meter_.sent(cmd);
                 if (pending_out_.ref_count() != refs_before) {
                     op.pin();
                     pending_pins_.push_back(&op);
@@ -61,19 +57,20 @@ void Connection::submit(detail::Operation& op, std::uint32_t part, const detail:
                     // the strand's queue.
                     // (Also on a WriteHere thread, which may be delivering replies itself.)
                     need_flush =
-                        !((strand_.running_in_this_thread() || WriteHere::active()) && decoding_);
+                        !((strand_.running_in_this_thread() || detail::this_thread_writes_here()) &&
+                          decoding_);
                 }
             }
         }
     }
     if (ec) {
-        if (metrics_) report_refused(request, ec);
+        if (meter_.sink()) meter_.refused(request, ec);
         op.on_complete(part, detail::failure(ec));
         return;
     }
     if (!need_flush || hold_flush(*this)) return;
     // The thread that is the io_context's only runner writes now (see WriteHere).
-    if (WriteHere::active())
+    if (detail::this_thread_writes_here())
         flush();
     else
         post_flush();
@@ -133,7 +130,7 @@ void Connection::flush() {
         for (const auto& v : sys_iov_)
             iov_.emplace_back(v.iov_base, v.iov_len);
         if (written > 0) {
-            if (metrics_) metrics_->bytes_sent(metrics_server_, written);
+            if (Metrics* m = meter_.sink()) m->bytes_sent(meter_.server(), written);
             consume_iov(written);
         }
         // A span, not the vector: the write operation keeps a copy of its buffer sequence,
@@ -177,7 +174,7 @@ void Connection::consume_iov(std::size_t n) {
 }
 
 void Connection::finish_write(std::size_t n) {
-    if (metrics_ && n) metrics_->bytes_sent(metrics_server_, n);
+    if (Metrics* m = meter_.sink(); m && n) m->bytes_sent(meter_.server(), n);
     writing_ = false;
     writing_out_.clear();
     unpin_all(writing_pins_);

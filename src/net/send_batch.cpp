@@ -1,5 +1,8 @@
-// folsom::SendBatch: a per-thread list of connections whose flush is held back.
+// folsom::SendBatch: a per-thread list of connections whose flush is held back; and the
+// thread's folsom::WriteHere marks (detail/write_here.hpp asks them).
 #include "folsom/send_batch.hpp"
+
+#include "folsom/detail/write_here.hpp"
 
 #include "net/connection.hpp"
 #include "net/send_batch.hpp"
@@ -62,6 +65,18 @@ bool WriteHere::active() noexcept {
 bool WriteHere::handlers_may_run_inline() noexcept {
     return t_inline_handlers > 0;
 }
+
+namespace detail {
+
+bool this_thread_writes_here() noexcept {
+    return t_write_here > 0;
+}
+
+bool this_thread_runs_handlers_inline() noexcept {
+    return t_inline_handlers > 0;
+}
+
+}  // namespace detail
 
 namespace net {
 

@@ -31,15 +31,16 @@ class RouteCore final : public detail::ClientCore {
 
     asio::any_io_executor executor() const noexcept override { return ex_; }
     std::size_t server_count() const noexcept override { return tree_->server_count(); }
-    /// Not where the key goes (the tree decides, in submit()): one group for every key, so
-    /// that a multi-get is planned in the fewest parts and no key is hashed for nothing.
-    std::size_t server_for(std::string_view) const noexcept override { return 0; }
+    /// Where the tree sends a get of `key` (the first pool on its path).
+    std::size_t server_for(std::string_view key) const noexcept override {
+        return tree_->root().server_for(key, detail::OpCode::get);
+    }
+    /// One group for every key: the tree places each key of a multi-get part itself (submit()
+    /// splits the part), so the part is planned in the fewest pieces and no key is hashed for
+    /// nothing.
     void servers_for(std::span<const std::string_view> keys,
                      std::span<std::uint32_t> out) const noexcept override {
         std::fill_n(out.begin(), keys.size(), 0u);
-    }
-    std::size_t placement_of(std::string_view key) const noexcept override {
-        return tree_->root().server_for(key, detail::OpCode::get);
     }
     const std::string& server_name(std::size_t i) const noexcept override;
     std::vector<std::size_t> broadcast_servers() const override {
@@ -47,6 +48,12 @@ class RouteCore final : public detail::ClientCore {
     }
     std::size_t max_value_size() const noexcept override { return max_value_size_; }
 
+    /// A single key: down the tree from its root.
+    void send(detail::Operation& op, std::uint32_t part, const detail::Request& request) override {
+        tree_->root().send(op, part, request);
+    }
+    /// A request to every server goes to server `server`; a multi-get part is split into its
+    /// keys, each sent down the tree alone.
     void submit(std::size_t server, detail::Operation& op, std::uint32_t part,
                 const detail::Request& request) override;
     void shutdown() override;

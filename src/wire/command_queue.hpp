@@ -9,6 +9,8 @@
 
 #include "folsom/detail/operation.hpp"
 
+#include "wire/request_meter.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -61,16 +63,6 @@ struct Command {
     std::int64_t queued_ns = 0;
 };
 
-/// Told about every command that completes from a queue that has one (see
-/// CommandQueue::set_observer); the connection uses it to report metrics.
-class CompletionObserver {
-  public:
-    virtual void completed(const Command& c, const detail::Completion& done) noexcept = 0;
-
-  protected:
-    ~CompletionObserver() = default;
-};
-
 class CommandQueue {
   public:
     bool empty() const noexcept { return size_ == 0; }
@@ -116,16 +108,18 @@ class CommandQueue {
         }
         return c;
     }
-    /// Pops the front command and completes its part with `done`, telling the observer (when
-    /// one is set) first, so that what it records is visible before the caller's result is.
+    /// Pops the front command and completes its part with `done`, recording it with the
+    /// meter (when one is set) first, so that the record is visible before the caller's
+    /// result is.
     void complete_front(const detail::Completion& done) {
         const Command c = pop_front();
-        if (observer_) observer_->completed(c, done);
+        if (meter_) meter_->completed(c, done);
         c.op->on_complete(c.part, done);
     }
-    /// Set once, before use: who hears about completions (null: nobody).
-    void set_observer(CompletionObserver* o) noexcept { observer_ = o; }
-    CompletionObserver* observer() const noexcept { return observer_; }
+    /// Set once, before use: the meter that records completions (null: none), owned by the
+    /// queue's connection. Only a meter with a sink is set, so that an unmetered completion
+    /// costs one check.
+    void set_meter(const RequestMeter* m) noexcept { meter_ = m; }
 
     /// Moves every command of `other` to the back of this queue, leaving `other` empty.
     /// Runs once per write with the whole batch, so it copies in bulk: the slots in at most
@@ -177,7 +171,7 @@ class CommandQueue {
     // swap (small-string case analysis) cost more than the rest of the splice.
     std::vector<char> keys_;
     std::uint32_t keys_base_ = 0;  // arena position of keys_[0], modulo 2^32
-    CompletionObserver* observer_ = nullptr;
+    const RequestMeter* meter_ = nullptr;
 };
 
 }  // namespace folsom::net

@@ -28,9 +28,9 @@
 #include "folsom/detail/observe.hpp"
 #include "folsom/detail/operation.hpp"
 #include "folsom/detail/request_memory.hpp"
+#include "folsom/detail/write_here.hpp"
 #include "folsom/error.hpp"
 #include "folsom/export.hpp"
-#include "folsom/send_batch.hpp"
 #include "folsom/tracing.hpp"
 
 #include <asio/associated_allocator.hpp>
@@ -75,7 +75,7 @@ inline std::unique_ptr<Span> open_span(ClientCore& core, const TraceInfo& info) 
     s.key = info.key;
     s.key_count = info.key_count;
     if (info.routed && core.server_count() > 0)
-        s.server = core.server_name(core.placement_of(info.key));
+        s.server = core.server_name(core.server_for(info.key));
     return t->start_span(s);
 }
 
@@ -236,12 +236,14 @@ class AsyncOp final : public Operation {
             // The usual case: a callback, completed on the I/O thread of a client without a
             // reply executor. What asio::dispatch would do (run it now), decided without
             // building an any_io_executor for the handler.
-            // A WriteHere thread is the io_context's only runner, inside run_one() or not;
-            // from inside the initiating call only when it allows that (may_run_inline).
+            // The rule of completes_inline_here (write_here.hpp), spelled out: on this, the
+            // hot path, the compiler inlines the caller better so. A WriteHere thread is the
+            // io_context's only runner, inside run_one() or not; from inside the initiating
+            // call only when it allows that (may_run_inline).
             if (asio::io_context* io = core.inline_context(); io != nullptr) {
-                const bool inline_ok = !post || WriteHere::handlers_may_run_inline();
+                const bool inline_ok = !post || this_thread_runs_handlers_inline();
                 if (inline_ok &&
-                    (io->get_executor().running_in_this_thread() || WriteHere::active())) {
+                    (io->get_executor().running_in_this_thread() || this_thread_writes_here())) {
                     invoke_inline(io->get_executor(), std::move(handler), std::move(result));
                     return;
                 }

@@ -90,25 +90,37 @@ class FOLSOM_EXPORT ClientCore {
     /// Null unless Options::tracer was set.
     Tracer* tracer() const noexcept { return tracer_raw_; }
 
+    // ---- where requests go -------------------------------------------------------------
+    //
+    // A request for one key is handed to the core with send(): the core places the key itself
+    // (a ring hashes it, a route tree walks it, a decorator changes the key or the request
+    // first), so the request only travels down. Two kinds of request name a server instead,
+    // with submit(): a multi-get part, whose keys were grouped by server with servers_for(),
+    // and a request to every server (stats, version, flush_all), sent to each of
+    // broadcast_servers(). server_for() answers where a key goes without sending anything
+    // (Client::server_for, traces).
+
     /// Servers are named by an index that stays valid while the server set changes
-    /// (discovery): an index handed out by server_for() may still be given to submit() after
-    /// the ring was swapped, and reaches the same server (which then finishes its in-flight
-    /// work before it is closed). Indices are 0..server_count()-1; with a fixed server list
-    /// they are the positions in Options::servers.
+    /// (discovery): an index handed out by servers_for() or broadcast_servers() may still be
+    /// given to submit() after the ring was swapped, and reaches the same server (which then
+    /// finishes its in-flight work before it is closed). Indices are 0..server_count()-1; with
+    /// a fixed server list they are the positions in Options::servers.
     virtual std::size_t server_count() const noexcept = 0;
-    /// Which server owns `key`.
+    /// Which server owns `key` now (with failover, a live server): what send() would choose,
+    /// as users (Client::server_for) and traces are told.
     virtual std::size_t server_for(std::string_view key) const noexcept = 0;
-    /// out[i] = server_for(keys[i]) for every key (out.size() >= keys.size()). Cores that can
-    /// hash many keys at once (the ketama ring's SIMD MD5) override it; multi-gets use it.
+    /// Groups the keys of a multi-get by server: out[i] is the server index that part of the
+    /// multi-get goes to (out.size() >= keys.size()). By default server_for() of each key;
+    /// cores that can hash many keys at once (the ketama ring's SIMD MD5) override it, and a
+    /// core that routes every key itself (RouteCore) puts them all in one group.
     virtual void servers_for(std::span<const std::string_view> keys,
                              std::span<std::uint32_t> out) const noexcept {
         for (std::size_t i = 0; i < keys.size(); ++i)
             out[i] = static_cast<std::uint32_t>(server_for(keys[i]));
     }
-    /// Which server `key` is stored on, as users and traces are told (Client::server_for).
-    /// The same as server_for() but for cores that route inside submit() (RouteCore), whose
-    /// server_for() is only the multi-get grouping.
-    virtual std::size_t placement_of(std::string_view key) const noexcept {
+    /// Deprecated: server_for() answers it for every core now.
+    [[deprecated("use server_for()")]] virtual std::size_t placement_of(
+        std::string_view key) const noexcept {
         return server_for(key);
     }
     /// What each route of a route tree did (Options::routes); empty without one.
@@ -124,8 +136,16 @@ class FOLSOM_EXPORT ClientCore {
         return v;
     }
 
-    /// Sends part `part` of `op` to server `server`. Thread-safe. Never completes the part
-    /// synchronously except with an error (bad input, not connected, closed).
+    /// Sends part `part` of `op`, a request for the one key request.key, where that key goes.
+    /// Thread-safe. Never completes the part synchronously except with an error (bad input,
+    /// not connected, closed). By default submit(server_for(key)); the library's cores
+    /// override it to place the key once, on the way down.
+    virtual void send(Operation& op, std::uint32_t part, const Request& request) {
+        submit(server_for(request.key), op, part, request);
+    }
+    /// Sends part `part` of `op` to server `server`: a multi-get part (its keys grouped by
+    /// servers_for()) or a part of a request to every server. Thread-safe; completes as
+    /// send() does.
     virtual void submit(std::size_t server, Operation& op, std::uint32_t part,
                         const Request& request) = 0;
 

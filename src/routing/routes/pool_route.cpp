@@ -49,7 +49,7 @@ void PoolRoute::send(detail::Operation& op, std::uint32_t part, const detail::Re
     count_request();
     // Shadows first: the caller may be answered (and gone) as soon as its own send returns.
     if (!shadows_.empty()) shadow(op, r);
-    pool_.submit(pool_.server_for(r.key), op, part, r);
+    pool_.send(op, part, r);
 }
 
 void PoolRoute::shadow(detail::Operation& op, const detail::Request& r) {

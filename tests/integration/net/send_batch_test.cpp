@@ -6,6 +6,7 @@
 
 #include "folsom/blocking_client.hpp"
 #include "folsom/client.hpp"
+#include "folsom/detail/write_here.hpp"
 
 #include "support/io_runner.hpp"
 #include "support/memcached_server.hpp"
@@ -271,7 +272,7 @@ TEST_P(SendBatchTest, WriteHereWritesOnTheThreadThatStartsTheRequest) {
     counter_->reset();
     {
         folsom::WriteHere write_here;
-        EXPECT_TRUE(folsom::WriteHere::active());
+        EXPECT_TRUE(folsom::detail::this_thread_writes_here());
         start_gets(client, 1, here);
         EXPECT_EQ(counter_->total(), 1u);  // written before the loop ran
         EXPECT_EQ(here.total.load(), 0u);  // (its reply is read by the loop)
@@ -285,12 +286,12 @@ TEST_P(SendBatchTest, WriteHereWritesOnTheThreadThatStartsTheRequest) {
             expect_each_once_and_hit(held);
         }
     }
-    EXPECT_FALSE(folsom::WriteHere::active());
+    EXPECT_FALSE(folsom::detail::this_thread_writes_here());
     ASSERT_TRUE(run_until([&] { return here.total.load() == 1; }));
     expect_each_once_and_hit(here);
     {
         folsom::WriteHere off(false);  // an unmarked guard does nothing
-        EXPECT_FALSE(folsom::WriteHere::active());
+        EXPECT_FALSE(folsom::detail::this_thread_writes_here());
     }
 }
 

@@ -240,6 +240,57 @@ TEST_F(Requests, RequestsWithoutKeysPassUntouched) {
     EXPECT_EQ(ring_->seen[0].key, "");
 }
 
+// send(): the core places the key itself, where server_for() says (the prefixed key, or the
+// key as given), and the inner core receives it prefixed.
+void expect_send_places_as_server_for(bool hash_with_prefix) {
+    asio::io_context io;
+    auto ring = std::make_shared<RingCore>(io, servers);
+    KeyPrefixCore core(ring, "ns:", hash_with_prefix, 100);
+    std::size_t moved = 0;
+    for (int i = 0; i < 200; ++i) {
+        const std::string key = "user:" + std::to_string(i);
+        for (OpCode code : {OpCode::set, OpCode::get}) {
+            RecordingOperation op;
+            Request r;
+            r.code = code;
+            r.key = key;
+            r.keys = {&r.key, 1};
+            r.value = "v";
+            core.send(op, 0, r);
+            ASSERT_FALSE(ring->seen.empty());
+            EXPECT_EQ(ring->seen.back().server, core.server_for(key)) << key;
+            EXPECT_EQ(ring->seen.back().key, "ns:" + key);
+            ASSERT_EQ(op.completions().size(), 1u);
+            EXPECT_FALSE(op.completions()[0].ec);
+        }
+        if (ring->seen.back().server != ring->server_for(key)) ++moved;
+    }
+    EXPECT_EQ(ring->seen.size(), 400u);
+    // Not vacuous: with the prefix hashed, keys land elsewhere than their bare hash says.
+    if (hash_with_prefix)
+        EXPECT_GT(moved, 20u);
+    else
+        EXPECT_EQ(moved, 0u);
+}
+
+TEST(KeyPrefixCore, SendPlacesTheKeyAsServerForSaysAndSendsItPrefixed) {
+    expect_send_places_as_server_for(true);
+    expect_send_places_as_server_for(false);
+}
+
+TEST_F(Requests, SendRefusesAKeyTooLongToPrefixWithoutPassingItOn) {
+    RecordingOperation op;
+    Request r;
+    r.code = OpCode::get;
+    const std::string too_long(248, 'k');
+    r.key = too_long;
+    r.keys = {&r.key, 1};
+    core_.send(op, 0, r);
+    ASSERT_EQ(op.completions().size(), 1u);
+    EXPECT_EQ(op.completions()[0].ec, errc::invalid_key);
+    EXPECT_TRUE(ring_->seen.empty());
+}
+
 TEST(KeyPrefix, WithBinaryKeysAPrefixOfAnyBytesIsPutInFrontOfTheRawKeyAndCountsTo186) {
     asio::io_context io;
     auto ring = std::make_shared<RingCore>(io, servers);
