@@ -330,10 +330,12 @@ TEST_P(ClientFaults, AConnectionToItselfIsARefusedConnect) {
 
 TEST(ClientReconnects, APoolsConnectionsComeBackSpreadOut) {
     // A server that accepts and at once closes: every connection of the pool fails in the same
-    // instant, round after round. With a fixed 100 ms backoff and no spread they would all come
+    // instant, round after round. With a fixed 1 s backoff and no spread they would all come
     // back within a millisecond or two of each other each time (a thundering herd against a
-    // restarted server); spread over 80..120 ms, the eight reconnects of the second round cover
-    // ~31 ms on average, and less than 10 ms with probability ~0.05%.
+    // restarted server); spread over 800..1200 ms, the eight reconnects of the second round
+    // cover ~310 ms on average, and less than 100 ms with probability ~0.04%. The backoff is
+    // long so that the first round, which a busy machine (or ThreadSanitizer) can stretch to
+    // a hundred milliseconds and more, still ends well before the second begins.
     std::mutex mu;
     std::vector<std::chrono::steady_clock::time_point> accepts;
     folsom::test::FakeServer server([&](folsom::test::FakeConnection& c) {
@@ -346,23 +348,23 @@ TEST(ClientReconnects, APoolsConnectionsComeBackSpreadOut) {
     folsom::Options o;
     o.servers = {server.address()};
     o.connections_per_server = 8;
-    o.reconnect_initial_delay = 100ms;
-    o.reconnect_max_delay = 100ms;
+    o.reconnect_initial_delay = 1000ms;
+    o.reconnect_max_delay = 1000ms;
     folsom::BlockingClient c(o);
     ASSERT_TRUE(wait_for(
         [&] {
             std::lock_guard lk(mu);
             return accepts.size() >= 16;
         },
-        10s));
+        20s));
     std::lock_guard lk(mu);
     std::sort(accepts.begin(), accepts.end());
     // The first round: all eight connects at start-up, together.
-    EXPECT_LT(accepts[7] - accepts[0], 60ms);
-    // The second: eight reconnects, 80..120 ms after their connection's failure.
+    EXPECT_LT(accepts[7] - accepts[0], 600ms);
+    // The second: eight reconnects, 800..1200 ms after their connection's failure.
     const auto spread = accepts[15] - accepts[8];
-    EXPECT_GE(spread, 10ms) << "reconnects came back in step";
-    EXPECT_GE(accepts[8] - accepts[0], 60ms);
+    EXPECT_GE(spread, 100ms) << "reconnects came back in step";
+    EXPECT_GE(accepts[8] - accepts[0], 600ms);
 }
 
 TEST_P(ClientFaults, RequestsDuringTheFirstConnectWaitForIt) {
