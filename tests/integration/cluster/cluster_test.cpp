@@ -46,6 +46,21 @@ Servers start_servers(std::size_t n) {
     return s;
 }
 
+// Options for the failover tests: the servers in order, failover on, a dead server kept out
+// until it reconnects (10 s dead time), and quick reconnects.
+folsom::Options failover_options(const Servers& servers,
+                                 folsom::cluster::Distribution distribution) {
+    folsom::Options o;
+    for (const auto& s : servers)
+        o.servers.push_back(s->address());
+    o.distribution = distribution;
+    o.failover.enabled = true;
+    o.failover.dead_timeout = 10s;
+    o.reconnect_initial_delay = 20ms;
+    o.reconnect_max_delay = 50ms;
+    return o;
+}
+
 ServerAddress address_of(const MemcachedServer& s, std::uint32_t weight = 1) {
     return {"127.0.0.1", s.port(), weight};
 }
@@ -527,14 +542,8 @@ TEST(ClusterFailover, ADeadServersKeysMoveWhereLibmemcachedAutoEjectPutsThem) {
 // sends the keys of a server of weight 0 (the same salted rehashes), every other key stays.
 TEST(ClusterFailover, Ch3MovesADeadServersKeysAsWeightZeroWould) {
     Servers servers = start_servers(3);
-    folsom::Options o;
-    for (const auto& s : servers)
-        o.servers.push_back(s->address());
-    o.distribution = folsom::cluster::Distribution::mcrouter_ch3;
-    o.failover.enabled = true;
-    o.failover.dead_timeout = 10s;
-    o.reconnect_initial_delay = 20ms;
-    o.reconnect_max_delay = 50ms;
+    const folsom::Options o =
+        failover_options(servers, folsom::cluster::Distribution::mcrouter_ch3);
     folsom::BlockingClient c(o);
     auto& client = c.async();
     const auto keys = make_keys(200, "ch3:");
@@ -566,14 +575,8 @@ TEST(ClusterFailover, Ch3MovesADeadServersKeysAsWeightZeroWould) {
 // highest score among the servers left, every other key stays (no ring to walk).
 TEST(ClusterFailover, RendezvousMovesADeadServersKeysAsPymemcacheWould) {
     Servers servers = start_servers(3);
-    folsom::Options o;
-    for (const auto& s : servers)
-        o.servers.push_back(s->address());
-    o.distribution = folsom::cluster::Distribution::pymemcache_rendezvous;
-    o.failover.enabled = true;
-    o.failover.dead_timeout = 10s;
-    o.reconnect_initial_delay = 20ms;
-    o.reconnect_max_delay = 50ms;
+    const folsom::Options o =
+        failover_options(servers, folsom::cluster::Distribution::pymemcache_rendezvous);
     folsom::BlockingClient c(o);
     auto& client = c.async();
     const auto keys = make_keys(300, "rv:");
