@@ -7,6 +7,7 @@
 #include "folsom/protocol/key.hpp"
 #include "folsom/protocol/meta_encoder.hpp"
 
+#include "protocol/store_refusal.hpp"
 #include "wire/classic_text.hpp"
 #include "wire/decode_loop.hpp"
 
@@ -75,13 +76,15 @@ Completion error_completion(meta::ReplyKind kind, std::string_view text, bool st
     Completion done;
     done.text = text;
     if (kind == meta::ReplyKind::server_error && store) {
-        if (text == "object too large for cache") {
-            done.status = Status::value_too_large;
-            return done;
-        }
-        if (text == "out of memory storing object") {
-            done.status = Status::out_of_memory;
-            return done;
+        switch (protocol::store_refusal(text)) {
+            case protocol::StoreRefusal::value_too_large:
+                done.status = Status::value_too_large;
+                return done;
+            case protocol::StoreRefusal::out_of_memory:
+                done.status = Status::out_of_memory;
+                return done;
+            case protocol::StoreRefusal::none:
+                break;
         }
     }
     done.ec = kind == meta::ReplyKind::client_error   ? errc::client_error
