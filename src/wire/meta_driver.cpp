@@ -33,7 +33,7 @@ bool wants_cas(OpCode c) {
 /// A plain multi-key get or gets, sent as one classic text line ("get k1 k2 ...", which
 /// memcached accepts on any text connection, meta included). memcached answers at most -R (20)
 /// commands per event before it serves other connections: a multi-get sent as one mg per key
-/// came back in pieces of 20 (a hundred keys, five wake-ups of the client), where the one line
+/// comes back in pieces of 20 (a hundred keys, five wake-ups of the client), where the one line
 /// comes back whole. gat/gats keep their mg form (a classic gat line is limited to 2048 bytes).
 ///
 /// With binary keys the classic line still serves a multi-get whose keys are all valid text
