@@ -530,17 +530,10 @@ ParseResult Decoder::parse_line(std::string_view input, std::size_t newline, Rep
             }
             if (starts_with(line, "SERVER_ERROR") && word_with_text(line, 12, text)) {
                 // Folsom reports these two as statuses, not failures, so they get their own kinds.
-                switch (store_refusal(text)) {
-                    case StoreRefusal::value_too_large:
-                        out.kind = ReplyKind::value_too_large;
-                        break;
-                    case StoreRefusal::out_of_memory:
-                        out.kind = ReplyKind::out_of_memory;
-                        break;
-                    case StoreRefusal::none:
-                        out.kind = ReplyKind::server_error;
-                        break;
-                }
+                const std::optional<Status> refusal = store_refusal(text);
+                out.kind = !refusal                              ? ReplyKind::server_error
+                           : *refusal == Status::value_too_large ? ReplyKind::value_too_large
+                                                                 : ReplyKind::out_of_memory;
                 out.data = text;
                 goto done;
             }

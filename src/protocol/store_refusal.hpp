@@ -3,18 +3,18 @@
 // over the classic text protocol and the meta protocol.
 #pragma once
 
-#include <cstdint>
+#include "folsom/status.hpp"
+
+#include <optional>
 #include <string_view>
 
 namespace folsom::protocol {
 
-enum class StoreRefusal : std::uint8_t { none, value_too_large, out_of_memory };
-
-/// Which of the two a SERVER_ERROR's text is, or none.
-constexpr StoreRefusal store_refusal(std::string_view server_error_text) noexcept {
-    if (server_error_text == "object too large for cache") return StoreRefusal::value_too_large;
-    if (server_error_text == "out of memory storing object") return StoreRefusal::out_of_memory;
-    return StoreRefusal::none;
+/// The status a SERVER_ERROR's text stands for when it is one of the two, else nothing.
+constexpr std::optional<Status> store_refusal(std::string_view server_error_text) noexcept {
+    if (server_error_text == "object too large for cache") return Status::value_too_large;
+    if (server_error_text == "out of memory storing object") return Status::out_of_memory;
+    return std::nullopt;
 }
 
 }  // namespace folsom::protocol

@@ -76,15 +76,9 @@ Completion error_completion(meta::ReplyKind kind, std::string_view text, bool st
     Completion done;
     done.text = text;
     if (kind == meta::ReplyKind::server_error && store) {
-        switch (protocol::store_refusal(text)) {
-            case protocol::StoreRefusal::value_too_large:
-                done.status = Status::value_too_large;
-                return done;
-            case protocol::StoreRefusal::out_of_memory:
-                done.status = Status::out_of_memory;
-                return done;
-            case protocol::StoreRefusal::none:
-                break;
+        if (const std::optional<Status> refusal = protocol::store_refusal(text)) {
+            done.status = *refusal;
+            return done;
         }
     }
     done.ec = kind == meta::ReplyKind::client_error   ? errc::client_error
