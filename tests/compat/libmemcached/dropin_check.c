@@ -88,6 +88,11 @@ static void* u_calloc(const memcached_st* m, size_t n, const size_t size, void* 
 }
 
 /* ---- callbacks ---------------------------------------------------------------------------- */
+static memcached_return_t on_delete(const memcached_st* m, const char* key, size_t key_length) {
+    (void)m;
+    printf("delete trigger: %.*s\n", (int)key_length, key);
+    return MEMCACHED_SUCCESS;
+}
 static memcached_return_t count_result(const memcached_st* m, memcached_result_st* r, void* ctx) {
     (void)m;
     (void)r;
@@ -798,6 +803,76 @@ int main(int argc, char** argv) {
         show_get(&other, "after the add", "buffered");
         memcached_behavior_set(m, MEMCACHED_BEHAVIOR_BUFFER_REQUESTS, 0);
         memcached_free(&other);
+    }
+
+    /* ---- NOREPLY: writes sent without waiting for their answer, SUCCESS whatever it is ---- */
+    {
+        memcached_st nr;
+        memcached_create(&nr);
+        memcached_server_add(&nr, "127.0.0.1", (in_port_t)port1);
+        if (binary) memcached_behavior_set(&nr, MEMCACHED_BEHAVIOR_BINARY_PROTOCOL, 1);
+        memcached_delete(&nr, "nr1", 3, 0);
+        memcached_delete(&nr, "nr2", 3, 0);
+        memcached_delete(&nr, "nr3", 3, 0);
+        memcached_set(&nr, "nrc", 3, "5", 1, 0, 0);
+        memcached_return_t nrc = memcached_behavior_set(&nr, MEMCACHED_BEHAVIOR_NOREPLY, 1);
+        printf("[%s] noreply on: %s, reads back %llu\n", proto, rcname(nrc),
+               (unsigned long long)memcached_behavior_get(&nr, MEMCACHED_BEHAVIOR_NOREPLY));
+        uint64_t v = 7;
+        printf("[%s] noreply set: %s\n", proto,
+               rcname(memcached_set(&nr, "nr1", 3, "v1", 2, 0, 3)));
+        printf("[%s] noreply append: %s\n", proto,
+               rcname(memcached_append(&nr, "nr1", 3, "+a", 2, 0, 0)));
+        printf("[%s] noreply prepend: %s\n", proto,
+               rcname(memcached_prepend(&nr, "nr1", 3, "p-", 2, 0, 0)));
+        printf("[%s] noreply add new: %s\n", proto,
+               rcname(memcached_add(&nr, "nr2", 3, "two", 3, 0, 0)));
+        printf("[%s] noreply replace: %s\n", proto,
+               rcname(memcached_replace(&nr, "nr2", 3, "TWO", 3, 0, 9)));
+        printf("[%s] noreply set by key: %s\n", proto,
+               rcname(memcached_set_by_key(&nr, "g", 1, "nr3", 3, "three", 5, 0, 0)));
+        printf("[%s] noreply delete: %s\n", proto, rcname(memcached_delete(&nr, "nr3", 3, 0)));
+        nrc = memcached_increment(&nr, "nrc", 3, 10, &v);
+        printf("[%s] noreply incr: %s value %llu\n", proto, rcname(nrc), (unsigned long long)v);
+        v = 7;
+        nrc = memcached_decrement(&nr, "nrc", 3, 2, &v);
+        printf("[%s] noreply decr: %s value %llu\n", proto, rcname(nrc), (unsigned long long)v);
+        if (!binary) {
+            /* Writes the server refuses: over ascii memcached answers nothing to a noreply
+               command, failure or not. (Over binary the refusal of a quiet write comes back
+               unasked, and libmemcached reads it as the answer of a later request.) */
+            printf("[%s] noreply add existing: %s\n", proto,
+                   rcname(memcached_add(&nr, "nr1", 3, "x", 1, 0, 0)));
+            printf("[%s] noreply replace missing: %s\n", proto,
+                   rcname(memcached_replace(&nr, "nrmissing", 9, "x", 1, 0, 0)));
+            printf("[%s] noreply cas mismatch: %s\n", proto,
+                   rcname(memcached_cas(&nr, "nr2", 3, "x", 1, 0, 0, 12345)));
+            printf("[%s] noreply delete missing: %s\n", proto,
+                   rcname(memcached_delete(&nr, "nrmissing", 9, 0)));
+            v = 7;
+            nrc = memcached_increment(&nr, "nrmissing", 9, 1, &v);
+            printf("[%s] noreply incr missing: %s value %llu\n", proto, rcname(nrc),
+                   (unsigned long long)v);
+        }
+        printf("[%s] noreply bad key: %s\n", proto,
+               rcname(memcached_set(&nr, "", 0, "x", 1, 0, 0)));
+        /* The server's state, read on the same connection after the writes. */
+        memcached_behavior_set(&nr, MEMCACHED_BEHAVIOR_NOREPLY, 0);
+        show_get(&nr, "after noreply", "nr1");
+        show_get(&nr, "after noreply", "nr2");
+        show_get(&nr, "after noreply", "nr3");
+        show_get(&nr, "after noreply", "nrc");
+        show_get(&nr, "after noreply", "nrmissing");
+        /* A delete trigger needs the answer: refused under NOREPLY. */
+        printf("[%s] delete trigger: %s\n", proto,
+               rcname(memcached_callback_set(&nr, MEMCACHED_CALLBACK_DELETE_TRIGGER,
+                                             (void*)on_delete)));
+        memcached_behavior_set(&nr, MEMCACHED_BEHAVIOR_NOREPLY, 1);
+        printf("[%s] noreply delete with a trigger: %s\n", proto,
+               rcname(memcached_delete(&nr, "nr1", 3, 0)));
+        memcached_behavior_set(&nr, MEMCACHED_BEHAVIOR_NOREPLY, 0);
+        show_get(&nr, "after the refused delete", "nr1");
+        memcached_free(&nr);
     }
 
     /* ---- fork: the child uses the handle it inherited (PHP-FPM does) --------------------- */
