@@ -458,6 +458,82 @@ static void section_last_error(memcached_st* m, const char* proto) {
 #undef SHOW
 }
 
+    /* RANDOM: libmemcached draws libc's random() for every placement, whatever the key, so a
+     * seeded srandom() gives the same servers on both libraries: by_key calls and
+     * memcached_generate_hash draw too; real writes land on the configured servers; an mget by
+     * group key asks one (drawn) server for every key, a plain mget draws per key. */
+static void section_random(int port1, int port2, int binary) {
+    {
+        memcached_st* m = memcached_create(NULL);
+        if (binary) memcached_behavior_set(m, MEMCACHED_BEHAVIOR_BINARY_PROTOCOL, 1);
+        memcached_server_add(m, "127.0.0.1", (in_port_t)port1);
+        memcached_server_add(m, "127.0.0.1", (in_port_t)port2);
+        memcached_return_t rc = memcached_behavior_set(m, MEMCACHED_BEHAVIOR_DISTRIBUTION,
+                                                       MEMCACHED_DISTRIBUTION_RANDOM);
+        printf("random: set %s, reads back %llu\n", rcname(rc),
+               (unsigned long long)memcached_behavior_get(m, MEMCACHED_BEHAVIOR_DISTRIBUTION));
+        char line[64];
+        srandom(41);
+        for (int k = 0; k < 40; ++k) {
+            const memcached_instance_st* s = memcached_server_by_key(m, "same", 4, &rc);
+            line[k] = (char)(s ? memcached_server_port(s) == port1 ? '0' : '1' : '9');
+        }
+        line[40] = 0;
+        printf("random: server_by_key of one key, 40 times: %s\n", line);
+        for (int k = 0; k < 10; ++k)
+            line[k] = (char)('0' + memcached_generate_hash(m, "same", 4));
+        line[10] = 0;
+        printf("random: generate_hash of one key, 10 times: %s\n", line);
+        memcached_st one, two;
+        memcached_create(&one);
+        memcached_create(&two);
+        memcached_server_add(&one, "127.0.0.1", (in_port_t)port1);
+        memcached_server_add(&two, "127.0.0.1", (in_port_t)port2);
+        int stored = 0, on_one = 0, on_two = 0, on_both = 0;
+        char keys[40][16];
+        const char* key_ptrs[40];
+        size_t key_lens[40];
+        for (int k = 0; k < 40; ++k) {
+            key_lens[k] = (size_t)snprintf(keys[k], sizeof keys[k], "rnd%d", k);
+            key_ptrs[k] = keys[k];
+            memcached_delete(&one, keys[k], key_lens[k], 0);
+            memcached_delete(&two, keys[k], key_lens[k], 0);
+        }
+        srandom(42);
+        for (int k = 0; k < 40; ++k) {
+            stored += memcached_set(m, keys[k], key_lens[k], "r", 1, 0, 0) == MEMCACHED_SUCCESS;
+        }
+        for (int k = 0; k < 40; ++k) {
+            const int a = memcached_exist(&one, keys[k], key_lens[k]) == MEMCACHED_SUCCESS;
+            const int b = memcached_exist(&two, keys[k], key_lens[k]) == MEMCACHED_SUCCESS;
+            on_one += a;
+            on_two += b;
+            on_both += a && b;
+            line[k] = (char)('0' + a + 2 * b);
+        }
+        line[40] = 0;
+        printf("random: 40 sets: %d stored, %d on the first server, %d on the second, %d on both"
+               " (1 = first, 2 = second): %s\n",
+               stored, on_one, on_two, on_both, line);
+        for (int round = 0; round < 2; ++round) {
+            rc = round ? memcached_mget(m, key_ptrs, key_lens, 40)
+                       : memcached_mget_by_key(m, "grp", 3, key_ptrs, key_lens, 40);
+            int hits = 0;
+            memcached_result_st* r;
+            memcached_return_t frc;
+            while ((r = memcached_fetch_result(m, NULL, &frc)) != NULL) {
+                hits++;
+                memcached_result_free(r);
+            }
+            printf("random: %s of the 40 keys: %s, %d hits\n", round ? "mget" : "mget by key",
+                   rcname(rc), hits);
+        }
+        memcached_free(&one);
+        memcached_free(&two);
+        memcached_free(m);
+    }
+}
+
 static void section_placement(int port1, int port2) {
     static const struct {
         const char* name;
@@ -1057,6 +1133,8 @@ int main(int argc, char** argv) {
     const char* good = "--SERVER=host-a.example:1 --SERVER=10.0.0.2:2/?3 --NAMESPACE=foo --HASH=MD5 --SUPPORT-CAS";
     rc = libmemcached_check_configuration(good, strlen(good), err, sizeof err);
     printf("check_configuration good: %s\n", rcname(rc));
+
+    section_random(port1, port2, binary);
 
     /* ---- a server that is not there, and one that dies ------------------------------------ */
     {
