@@ -1134,6 +1134,52 @@ int main(int argc, char** argv) {
     rc = libmemcached_check_configuration(good, strlen(good), err, sizeof err);
     printf("check_configuration good: %s\n", rcname(rc));
 
+    /* ---- keys with a space, control bytes or a NUL, VERIFY_KEY off ------------------------ */
+    /* Over binary libmemcached sends any bytes, and so does the drop-in. (Over ascii Debian's
+       library sends them into the command line: a set aborts the process on an assertion, a
+       get of "a b" asks for two keys, a newline desynchronises the connection; the drop-in
+       refuses them, BAD_KEY_PROVIDED, nothing sent: docs/libmemcached-dropin.md.) */
+    if (binary) {
+        static const struct {
+            const char* name;
+            const char* key;
+            size_t len;
+        } odd[] = {{"space", "a b", 3},     {"newline", "a\nb", 3}, {"cr", "a\rb", 3},
+                   {"tab", "a\tb", 3},     {"nul", "a\0b", 3},     {"ctrl", "a\001b", 3},
+                   {"del", "a\177b", 3},   {"utf8", "\xc3\xa9t\xc3\xa9", 5}};
+        memcached_st ok;
+        memcached_create(&ok);
+        memcached_server_add(&ok, "127.0.0.1", (in_port_t)port1);
+        memcached_behavior_set(&ok, MEMCACHED_BEHAVIOR_BINARY_PROTOCOL, 1);
+        for (size_t i = 0; i < sizeof odd / sizeof odd[0]; ++i) {
+            memcached_return_t src = memcached_set(&ok, odd[i].key, odd[i].len, odd[i].name,
+                                                   strlen(odd[i].name), 0, (uint32_t)i);
+            size_t len = 0;
+            uint32_t flags = 0;
+            memcached_return_t grc;
+            char* v = memcached_get(&ok, odd[i].key, odd[i].len, &len, &flags, &grc);
+            memcached_return_t drc = memcached_delete(&ok, odd[i].key, odd[i].len, 0);
+            printf("[binary] key with %s: set %s, get %s %.*s flags %u, delete %s\n", odd[i].name,
+                   rcname(src), rcname(grc), v ? (int)len : 0, v ? v : "", flags, rcname(drc));
+            free(v);
+        }
+        memcached_free(&ok);
+    }
+
+    /* ---- UDP: libmemcached 1.1.4 deprecates memcached_server_add_udp ----------------------- */
+    {
+        memcached_st u;
+        memcached_create(&u);
+        printf("add_udp: %s\n",
+               rcname(memcached_server_add_udp(&u, "127.0.0.1", (in_port_t)port1)));
+        printf("add_udp_with_weight: %s, servers %u\n",
+               rcname(memcached_server_add_udp_with_weight(&u, "127.0.0.1", (in_port_t)port1, 2)),
+               memcached_server_count(&u));
+        /* USE_UDP: libmemcached sends writes in datagrams; not in the drop-in (NOT_SUPPORTED) */
+        printf("~use_udp: %s\n", rcname(memcached_behavior_set(&u, MEMCACHED_BEHAVIOR_USE_UDP, 1)));
+        memcached_free(&u);
+    }
+
     section_random(port1, port2, binary);
 
     /* ---- a server that is not there, and one that dies ------------------------------------ */
