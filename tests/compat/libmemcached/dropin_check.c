@@ -932,8 +932,17 @@ int main(int argc, char** argv) {
         }
         printf("[%s] noreply bad key: %s\n", proto,
                rcname(memcached_set(&nr, "", 0, "x", 1, 0, 0)));
+        /* With BUFFER_REQUESTS too: SUCCESS over ascii, BUFFERED over binary (libmemcached's
+           two storage paths look at the two in a different order). */
+        memcached_delete(&nr, "nrb", 3, 0);
+        memcached_behavior_set(&nr, MEMCACHED_BEHAVIOR_BUFFER_REQUESTS, 1);
+        printf("[%s] noreply buffered set: %s\n", proto,
+               rcname(memcached_set(&nr, "nrb", 3, "held", 4, 0, 0)));
+        printf("[%s] noreply flush_buffers: %s\n", proto, rcname(memcached_flush_buffers(&nr)));
+        memcached_behavior_set(&nr, MEMCACHED_BEHAVIOR_BUFFER_REQUESTS, 0);
         /* The server's state, read on the same connection after the writes. */
         memcached_behavior_set(&nr, MEMCACHED_BEHAVIOR_NOREPLY, 0);
+        show_get(&nr, "after noreply", "nrb");
         show_get(&nr, "after noreply", "nr1");
         show_get(&nr, "after noreply", "nr2");
         show_get(&nr, "after noreply", "nr3");
