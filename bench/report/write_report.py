@@ -7,8 +7,10 @@ OUT_DIR holds what scripts/bench report captured: e2e.txt (folsom_e2e_bench), cl
 (folsom_cluster_multiget_bench), decoder.txt (folsom_decoder_bench), python.txt
 (python/bench/bench.py, when the Python package was built) and header.txt (commit, date, load).
 The README gets one table: the cases a user compares clients by, folsom against libmemcached
-and the raw socket, taken from e2e.txt's per-variant lines. Everything captured goes, as the
-benches printed it, between the markers of docs/performance.md.
+and the raw socket, taken from e2e.txt's per-variant lines. python/README.md gets the same for
+the Python clients, folsom against pylibmc and pymemcache, from python.txt's table of medians
+(when the run has one). Everything captured goes, as the benches printed it, between the
+markers of docs/performance.md.
 """
 
 import pathlib
@@ -73,6 +75,57 @@ def summary_table(cpu):
     return "\n".join(rows)
 
 
+# (label, bench.py's case, number format): µs of client CPU, the smaller the better.
+PYTHON_CPU = [
+    ("sequential `get`, µs CPU per get", "sequential get (us CPU/get)", "%.2f"),
+    ("`get_many` of 100 keys, µs CPU per key", "get_many 100 keys (us CPU/key)", "%.3f"),
+    ("sequential `set`, µs CPU per set", "sequential set (us CPU/set)", "%.2f"),
+]
+PYTHON_ASYNC = "asyncio 1,000 concurrent gets (gets per CPU second)"
+FOLSOM_PROTOCOLS = ["folsom (meta)", "folsom (ascii)"]
+
+
+def python_medians(python_text):
+    """Maps (case, client) to its median, from bench.py's table | case | client | median | runs |."""
+    medians = {}
+    for line in python_text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
+        if len(cells) == 4 and cells[0] != "case":
+            try:
+                medians[(cells[0], cells[1])] = float(cells[2])
+            except ValueError:
+                pass
+    return medians
+
+
+def python_tables(medians):
+    """The Python clients' table (client CPU; ratios of folsom's better protocol), then
+    asyncio's (throughput per CPU second)."""
+    cpu = ["| case | folsom (meta) | folsom (ascii) | pylibmc | pymemcache "
+           "| folsom ÷ pylibmc | folsom ÷ pymemcache |",
+           "|---|---:|---:|---:|---:|---:|---:|"]
+    for label, case, fmt in PYTHON_CPU:
+        ours = [medians[(case, p)] for p in FOLSOM_PROTOCOLS if (case, p) in medians]
+        if not ours:
+            continue
+        cells = [label] + [fmt % medians[(case, p)] if (case, p) in medians else "–"
+                           for p in FOLSOM_PROTOCOLS + ["pylibmc", "pymemcache"]]
+        for peer in ["pylibmc", "pymemcache"]:
+            cells.append("**%.2f**" % (min(ours) / medians[(case, peer)])
+                         if (case, peer) in medians else "–")
+        cpu.append("| " + " | ".join(cells) + " |")
+    tables = ["\n".join(cpu)] if len(cpu) > 2 else []
+    ours = medians.get((PYTHON_ASYNC, "folsom AsyncClient"))
+    pool = medians.get((PYTHON_ASYNC, "pymemcache thread pool"))
+    if ours and pool:
+        tables.append("\n".join([
+            "| asyncio, 1,000 concurrent gets | folsom `AsyncClient` | pymemcache, 16-thread pool "
+            "| folsom ÷ pymemcache |",
+            "|---|---:|---:|---:|",
+            "| gets per CPU second | %.0f | %.0f | **%.2f** |" % (ours, pool, ours / pool)]))
+    return "\n\n".join(tables)
+
+
 def replace_between(path, name, body):
     text = path.read_text()
     begin, end = "<!-- %s:begin -->" % name, "<!-- %s:end -->" % name
@@ -93,6 +146,10 @@ def main():
     table = summary_table(cpu)
     replace_between(ROOT / "README.md", "bench-summary",
                     header + "\n\n" + table + "\n")
+    python = python_tables(python_medians(read("python.txt")))
+    if python:
+        replace_between(ROOT / "python" / "README.md", "bench-python",
+                        header + "\n\n" + python + "\n")
     sections = [header, "### Summary", table]
     for title, name in [("End to end, one server (`folsom_e2e_bench`)", "e2e.txt"),
                         ("Three servers (`folsom_cluster_multiget_bench`)", "cluster.txt"),

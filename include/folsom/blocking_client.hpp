@@ -10,9 +10,9 @@
 /// Driver::caller is the shape libmemcached has: a sequential get is written, its reply read
 /// and its result returned on the calling thread, with no thread hand-off (a send(2) and, when
 /// the server has answered by then, a recv(2); else one epoll_wait more). The I/O thread costs
-/// a hand-off each way per request: on one CPU about twice libmemcached's client CPU per
-/// sequential get, where the caller-driven form costs about libmemcached's (docs/performance.md,
-/// the get.seq.blocking rows of bench/e2e_bench.cpp).
+/// a hand-off each way per request (a wake-up of each thread), which on one CPU outweighs the
+/// request itself; the caller-driven form costs about what libmemcached does (figures in
+/// docs/performance.md, the get.seq.blocking rows of bench/e2e_bench.cpp).
 ///
 /// Errors: the folsom error_code of a failed request is thrown as std::system_error; a miss is
 /// an empty optional and other non-error outcomes are a Status, as in Client.

@@ -129,8 +129,8 @@ class Completions {
 
     /// Loop thread: clears the eventfd, then takes the whole queue into `out` (emptied first).
     /// The caller keeps `out` from one drain to the next and the queue keeps its own capacity,
-    /// so a steady stream of batches allocates nothing: a fresh vector per batch grew through
-    /// ten reallocations per thousand completions and freed them at once.
+    /// so a steady stream of batches allocates nothing (a fresh vector per batch would grow
+    /// through reallocations and free them at once).
     void take(std::vector<OpRef>& out) {
         std::uint64_t count;
         while (::read(fd_, &count, sizeof count) < 0 && errno == EINTR) {

@@ -99,6 +99,12 @@ inline py::object convert(std::optional<std::uint64_t>&& v) {
     if (!v) return py::none();
     return py::int_(*v);
 }
+/// The errc of a multi-get's first unanswered key, or 0 when every key was answered.
+inline int first_error_index(const MultiGetResult& r) {
+    for (const auto& e : r.errors)
+        if (e) return errc_index(e);
+    return 0;
+}
 /// (values aligned with the keys: None or (bytes, flags, cas); errc of the first unanswered
 /// key or 0).
 inline py::object convert(MultiGetResult&& r) {
@@ -106,13 +112,7 @@ inline py::object convert(MultiGetResult&& r) {
     for (std::size_t i = 0; i < r.values.size(); ++i)
         PyList_SET_ITEM(values.ptr(), static_cast<Py_ssize_t>(i),
                         to_py(r.values[i]).release().ptr());
-    int first_error = 0;
-    for (const auto& e : r.errors)
-        if (e) {
-            first_error = errc_index(e);
-            break;
-        }
-    return py::make_tuple(std::move(values), first_error);
+    return py::make_tuple(std::move(values), first_error_index(r));
 }
 /// [(errc or 0, status)] aligned with the keys.
 inline py::object convert(MultiWriteResult&& r) {
@@ -161,9 +161,13 @@ struct BytesOnly {
         return *this;
     }
 };
+/// A get's value as the bytes alone, or None on a miss.
+inline py::object bytes_or_none(const std::optional<Value>& v) {
+    if (!v) return py::none();
+    return py::bytes(v->data.data(), v->data.size());
+}
 inline py::object convert(BytesOnly&& b) {
-    if (!b.v) return py::none();
-    return py::bytes(b.v->data.data(), b.v->data.size());
+    return bytes_or_none(b.v);
 }
 
 }  // namespace folsom::python

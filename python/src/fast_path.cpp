@@ -12,10 +12,11 @@ namespace folsom::python {
 // ---- the hot paths without pybind11's dispatch --------------------------------------------
 //
 // Client.get and AsyncClient.get (without a serde) make one native call per request. Through
-// pybind11 the call costs ~1,200 instructions before the request starts (argument tuple,
-// overload dispatch, type lookups, a bound method object per call); a plain METH_FASTCALL
-// function whose self is a capsule naming the client costs ~100. The capsule keeps the
-// client's Python object alive, so the function may outlive the Python client that made it.
+// pybind11 the call builds an argument tuple, dispatches over the overloads, looks up types and
+// makes a bound method object before the request starts, several times what the request itself
+// costs; a plain METH_FASTCALL function whose self is a capsule naming the client does none of
+// that. The capsule keeps the client's Python object alive, so the function may outlive the
+// Python client that made it.
 
 namespace {
 
@@ -104,21 +105,13 @@ py::object py_a_get_value(NativeClient& c, py::handle key) {
 /// store(mode, key, value, exptime, flags, cas, noreply) -> Status (None when noreply).
 py::object py_store(NativeClient& c, int mode, py::handle key, py::handle value,
                     std::int64_t exptime, std::uint32_t flags, std::uint64_t cas, bool noreply) {
-    StoreOp op{store_mode(mode), c.key(key), c.value(value), exptime, flags, cas, noreply};
-    if (noreply) {
-        c.fire([&](auto h) { op(c, std::move(h)); });
-        return py::none();
-    }
-    return run_sync<Status>(c, op);
+    return run_or_fire<Status>(
+        c, StoreOp{store_mode(mode), c.key(key), c.value(value), exptime, flags, cas, noreply},
+        noreply);
 }
 /// delete(key, noreply) -> Status (None when noreply).
 py::object py_delete(NativeClient& c, py::handle key, bool noreply) {
-    DeleteOp op{c.key(key), noreply};
-    if (noreply) {
-        c.fire([&](auto h) { op(c, std::move(h)); });
-        return py::none();
-    }
-    return run_sync<Status>(c, op);
+    return run_or_fire<Status>(c, DeleteOp{c.key(key), noreply}, noreply);
 }
 
 /// arith(incr, key, delta, noreply, initial, exptime) -> the new value or None.
@@ -133,37 +126,41 @@ py::object py_arith(NativeClient& c, bool incr, py::handle key, std::uint64_t de
     return run_sync<std::optional<std::uint64_t>>(c, ArithOp{incr, k, delta, initial, exptime});
 }
 
+namespace {
+
+/// ({key: value} of the hits, errc of the first unanswered key or 0) for the keys of the list
+/// `keys_obj`: Client.get_many, each hit's value made by `value_of(const ValueRef&)` (the dict's
+/// keys are the caller's key objects).
+template <class ValueOf>
+py::object get_multi_as_dict(NativeClient& c, py::handle keys_obj, ValueOf value_of) {
+    py::list keys = py::reinterpret_borrow<py::object>(keys_obj).cast<py::list>();
+    auto k = c.keys(keys);
+    return c.sync<MultiGetResult>(
+        [&](auto h) {
+            GetMultiOp{&k, false, {}}(c, std::move(h));
+        },
+        [&](MultiGetResult&& r) {
+            py::dict out;
+            for (std::size_t i = 0; i < r.values.size() && i < k.size(); ++i) {
+                if (!r.values[i]) continue;
+                py::object v = value_of(*r.values[i]);
+                if (PyDict_SetItem(out.ptr(),
+                                   PyList_GET_ITEM(keys.ptr(), static_cast<Py_ssize_t>(i)),
+                                   v.ptr()) != 0)
+                    throw py::error_already_set();
+            }
+            return py::make_tuple(std::move(out), first_error_index(r));
+        });
+}
+
+}  // namespace
+
 /// get_multi_dict(keys) -> ({key: bytes} of the hits, errc of the first unanswered key or 0):
 /// Client.get_many without a serde.
 py::object py_get_multi_dict(NativeClient& c, py::handle keys_obj) {
-    py::list keys = py::reinterpret_borrow<py::object>(keys_obj).cast<py::list>();
-    auto k = c.keys(keys);
-    c.check_open();
-    Slot<MultiGetResult> slot;
-    const bool lead = c.loop().start([&] {
-        GetMultiOp{&k, false, {}}(c, SyncHandler<MultiGetResult>{&slot, &c.loop()});
+    return get_multi_as_dict(c, keys_obj, [](const ValueRef& v) -> py::object {
+        return py::bytes(v.data.data(), v.data.size());
     });
-    {
-        py::gil_scoped_release nogil;
-        c.loop().wait([&] { return slot.done; }, lead);
-    }
-    if (slot.error) raise_error(slot.error);
-    py::dict out;
-    auto& values = slot.value.values;
-    for (std::size_t i = 0; i < values.size() && i < k.size(); ++i) {
-        if (!values[i]) continue;
-        py::bytes b(values[i]->data.data(), values[i]->data.size());
-        if (PyDict_SetItem(out.ptr(), PyList_GET_ITEM(keys.ptr(), static_cast<Py_ssize_t>(i)),
-                           b.ptr()) != 0)
-            throw py::error_already_set();
-    }
-    int first_error = 0;
-    for (const auto& e : slot.value.errors)
-        if (e) {
-            first_error = errc_index(e);
-            break;
-        }
-    return py::make_tuple(std::move(out), first_error);
 }
 namespace {
 
@@ -208,50 +205,18 @@ py::object python_memcache_value(std::string_view d, std::uint32_t flags) {
 /// each value read as pymemcache's pickle serde reads it: Client.get_many with that serde (or
 /// folsom.serde's), without a Python call per key.
 py::object py_get_multi_pickled(NativeClient& c, py::handle keys_obj) {
-    py::list keys = py::reinterpret_borrow<py::object>(keys_obj).cast<py::list>();
-    auto k = c.keys(keys);
-    c.check_open();
-    Slot<MultiGetResult> slot;
-    const bool lead = c.loop().start([&] {
-        GetMultiOp{&k, false, {}}(c, SyncHandler<MultiGetResult>{&slot, &c.loop()});
-    });
-    {
-        py::gil_scoped_release nogil;
-        c.loop().wait([&] { return slot.done; }, lead);
-    }
-    if (slot.error) raise_error(slot.error);
-    py::dict out;
-    auto& values = slot.value.values;
-    for (std::size_t i = 0; i < values.size() && i < k.size(); ++i) {
-        if (!values[i]) continue;
-        py::object v = python_memcache_value(values[i]->data, values[i]->flags);
-        if (PyDict_SetItem(out.ptr(), PyList_GET_ITEM(keys.ptr(), static_cast<Py_ssize_t>(i)),
-                           v.ptr()) != 0)
-            throw py::error_already_set();
-    }
-    int first_error = 0;
-    for (const auto& e : slot.value.errors)
-        if (e) {
-            first_error = errc_index(e);
-            break;
-        }
-    return py::make_tuple(std::move(out), first_error);
+    return get_multi_as_dict(
+        c, keys_obj, [](const ValueRef& v) { return python_memcache_value(v.data, v.flags); });
 }
 /// get_pickled(key) -> the value as pymemcache's pickle serde reads it, or `default`.
 py::object py_get_pickled(NativeClient& c, py::handle key, py::handle dflt) {
     c.check_open();
     std::string_view k = c.key(key);
-    Slot<std::optional<Value>> slot;
-    const bool lead = c.loop().start([&] {
-        c.client().get(k, SyncHandler<std::optional<Value>>{&slot, &c.loop()});
-    });
-    {
-        py::gil_scoped_release nogil;
-        c.loop().wait([&] { return slot.done; }, lead);
-    }
-    if (slot.error) raise_error(slot.error);
-    if (!slot.value) return py::reinterpret_borrow<py::object>(dflt);
-    return python_memcache_value(slot.value->data, slot.value->flags);
+    return c.sync<std::optional<Value>>([&](auto h) { c.client().get(k, std::move(h)); },
+                                        [&](std::optional<Value>&& v) -> py::object {
+                                            if (!v) return py::reinterpret_borrow<py::object>(dflt);
+                                            return python_memcache_value(v->data, v->flags);
+                                        });
 }
 /// a_get_multi(keys, cas) -> Waiter: AsyncClient.get_many.
 py::object py_a_get_multi(NativeClient& c, py::handle keys, bool cas) {

@@ -97,12 +97,7 @@ PYBIND11_MODULE(_native, m) {
              })
         .def("touch",
              [](NativeClient& c, py::handle key, std::int64_t exptime, bool noreply) -> py::object {
-                 TouchOp op{c.key(key), exptime, noreply};
-                 if (noreply) {
-                     c.fire([&](auto h) { op(c, std::move(h)); });
-                     return py::none();
-                 }
-                 return run_sync<Status>(c, op);
+                 return run_or_fire<Status>(c, TouchOp{c.key(key), exptime, noreply}, noreply);
              })
         .def("touch_multi",
              [](NativeClient& c, py::handle keys, std::int64_t exptime) {

@@ -150,8 +150,10 @@ class NativeClient {
 
     // ---- blocking and asynchronous forms ----
 
-    template <class T, class Start>
-    py::object sync(Start&& start) {
+    /// Runs a blocking request, `start(handler)`, with the GIL released while it is in flight;
+    /// raises its error, or returns its result as `to_python(T&&)` makes it.
+    template <class T, class Start, class ToPython>
+    py::object sync(Start&& start, ToPython&& to_python) {
         check_open();
         Slot<T> slot;
         const bool lead = loop_.start([&] { start(SyncHandler<T>{&slot, &loop_}); });
@@ -160,7 +162,12 @@ class NativeClient {
             loop_.wait([&] { return slot.done; }, lead);
         }
         if (slot.error) raise_error(slot.error);
-        return convert(std::move(slot.value));
+        return to_python(std::move(slot.value));
+    }
+    /// As above, the result made by convert() (conversions.hpp).
+    template <class T, class Start>
+    py::object sync(Start&& start) {
+        return sync<T>(std::forward<Start>(start), [](T&& v) { return convert(std::move(v)); });
     }
 
     /// Starts an asynchronous request and returns the Waiter (waiter.hpp) of the bound loop
@@ -194,17 +201,8 @@ class NativeClient {
     py::object get_value(py::handle key) {
         check_open();
         std::string_view k = this->key(key);
-        Slot<std::optional<Value>> slot;
-        const bool lead = loop_.start([&] {
-            client_.get(k, SyncHandler<std::optional<Value>>{&slot, &loop_});
-        });
-        {
-            py::gil_scoped_release nogil;
-            loop_.wait([&] { return slot.done; }, lead);
-        }
-        if (slot.error) raise_error(slot.error);
-        if (!slot.value) return py::none();
-        return py::bytes(slot.value->data.data(), slot.value->data.size());
+        return sync<std::optional<Value>>([&](auto h) { client_.get(k, std::move(h)); },
+                                          bytes_or_none);
     }
 
     /// Fire and forget (noreply): a failure the server reports is counted, not raised.

@@ -189,6 +189,15 @@ template <class T, class Op>
 inline py::object run_sync(NativeClient& c, Op op) {
     return c.sync<T>([&](auto h) { op(c, std::move(h)); });
 }
+/// A write that may be noreply: fired and forgotten (None) when it is, else run_sync.
+template <class T, class Op>
+inline py::object run_or_fire(NativeClient& c, Op op, bool noreply) {
+    if (noreply) {
+        c.fire([&](auto h) { op(c, std::move(h)); });
+        return py::none();
+    }
+    return run_sync<T>(c, op);
+}
 template <class T, class Op>
 inline py::object run_async(NativeClient& c, Op op) {
     return c.async<T>([&](auto h) { op(c, std::move(h)); });

@@ -2,8 +2,7 @@
 //
 // An asyncio.Future is resolved with set_result(), which schedules the awaiting task's wake-up
 // with loop.call_soon(): a Handle object made by Python code, queued, and run on a later turn
-// of the loop, ~0.85 µs per request here, a fifth of what asyncio itself spends on an awaited
-// request. A Waiter is a future-like object (the protocol asyncio's Task accepts from any
+// of the loop, a large share of what asyncio itself spends on an awaited request. A Waiter is a future-like object (the protocol asyncio's Task accepts from any
 // awaitable: _asyncio_future_blocking, get_loop, add_done_callback, result, cancel) whose
 // completion, made from the loop's reader callback (drain), runs the task's wake-up at once, in
 // the task's context, instead of scheduling it. Everything else keeps asyncio's order: a

@@ -2,27 +2,14 @@
 
 #include "folsom/error.hpp"
 
-#include <charconv>
-#include <limits>
+#include "base/decimal.hpp"
+
 #include <sys/un.h>
 
 static_assert(folsom::max_unix_socket_path == sizeof(sockaddr_un{}.sun_path) - 1);
 
 namespace folsom {
 namespace {
-
-// Plain decimal only: from_chars would accept neither a sign nor blanks, but we also want
-// to refuse an empty field and trailing garbage ("11211x"), which it leaves to the caller.
-template <typename T>
-bool parse_decimal(std::string_view s, T min, T max, T& out) {
-    if (s.empty()) return false;
-    std::uint64_t v = 0;
-    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec != std::errc{} || end != s.data() + s.size()) return false;
-    if (v < min || v > max) return false;
-    out = static_cast<T>(v);
-    return true;
-}
 
 // A host may not hold anything that would split a list entry or confuse the port syntax.
 // We do not validate names further: resolution will tell.
@@ -74,8 +61,7 @@ std::error_code parse_unix_socket(std::string_view text, ServerAddress& out, std
     std::uint32_t weight = 1;
     if (const auto mark = text.rfind("/?"); mark != std::string_view::npos) {
         const auto digits = text.substr(mark + 2);
-        if (!parse_decimal<std::uint32_t>(digits, 1, std::numeric_limits<std::uint32_t>::max(),
-                                          weight))
+        if (!detail::parse_decimal(digits, weight) || weight == 0)
             return refuse(why, "bad weight in Unix socket server " + quoted(text) +
                                    ": expected /PATH/?WEIGHT with a WEIGHT of 1 or more");
         path = text.substr(0, mark);
@@ -143,14 +129,12 @@ std::error_code parse_server_address(std::string_view text, ServerAddress& out, 
         rest.remove_prefix(1);
         const auto colon = rest.find(':');
         const auto port = rest.substr(0, colon);
-        if (!parse_decimal<std::uint16_t>(port, 1, std::numeric_limits<std::uint16_t>::max(),
-                                          parsed.port)) {
+        if (!detail::parse_decimal(port, parsed.port) || parsed.port == 0) {
             return bad();
         }
         if (colon != std::string_view::npos) {
             const auto weight = rest.substr(colon + 1);
-            if (!parse_decimal<std::uint32_t>(weight, 1, std::numeric_limits<std::uint32_t>::max(),
-                                              parsed.weight)) {
+            if (!detail::parse_decimal(weight, parsed.weight) || parsed.weight == 0) {
                 return bad();
             }
         }

@@ -6,12 +6,11 @@
 #include "folsom/protocol/limits.hpp"
 
 #include "base/wrapper_operation.hpp"
+#include "cluster/key_copies.hpp"
 
 #include <atomic>
 #include <cstring>
-#include <memory>
 #include <string_view>
-#include <vector>
 
 namespace folsom::detail {
 namespace {
@@ -23,6 +22,15 @@ using protocol::max_key_length;
 /// be a valid key: the caller named no item.
 bool fits(std::size_t prefix, std::string_view key, std::size_t limit) noexcept {
     return !key.empty() && key.size() <= limit - prefix;
+}
+
+/// `prefix` + `key` in `buf`, for a key the inner core hashes or encodes before it returns
+/// (fits() has checked the length).
+std::string_view prefixed_in(char (&buf)[max_key_length], std::string_view prefix,
+                             std::string_view key) noexcept {
+    std::memcpy(buf, prefix.data(), prefix.size());
+    std::memcpy(buf + prefix.size(), key.data(), key.size());
+    return {buf, prefix.size() + key.size()};
 }
 
 bool is_keyed(OpCode c) noexcept {
@@ -65,34 +73,15 @@ class PrefixShim final : public WrapperOperation<PrefixShim> {
         std::size_t bytes = 0;
         for (auto k : request.keys)
             bytes += prefix.size() + k.size();
-        char* out =
-            bytes <= sizeof inline_ ? inline_ : (heap_ = std::make_unique<char[]>(bytes)).get();
-        auto prefixed = [&](std::string_view key) {
-            std::memcpy(out, prefix.data(), prefix.size());
-            std::memcpy(out + prefix.size(), key.data(), key.size());
-            std::string_view v(out, prefix.size() + key.size());
-            out += v.size();
-            return v;
-        };
-        if (request.keys.size() == 1) {
-            single_ = prefixed(request.keys.front());
-            request_.keys = {&single_, 1};
-        } else {
-            many_.reserve(request.keys.size());
-            for (auto k : request.keys)
-                many_.push_back(prefixed(k));
-            request_.keys = many_;
-        }
+        keys_.reserve(bytes);
+        request_.keys = keys_.copy_list(request.keys, prefix);
         request_.key = request_.keys.empty() ? std::string_view{} : request_.keys.front();
     }
 
     const std::uint32_t part_;
     const std::string_view prefix_;  // the core's, which outlives every request
     Request request_;
-    std::string_view single_;
-    std::vector<std::string_view> many_;
-    std::unique_ptr<char[]> heap_;
-    char inline_[max_key_length];
+    KeyCopies<max_key_length> keys_;
 };
 
 }  // namespace
@@ -122,9 +111,7 @@ std::size_t KeyPrefixCore::server_for(std::string_view key) const noexcept {
     if (!hash_with_prefix_ || !fits(prefix_.size(), key, key_limit_))
         return inner_->server_for(key);
     char buf[max_key_length];
-    std::memcpy(buf, prefix_.data(), prefix_.size());
-    std::memcpy(buf + prefix_.size(), key.data(), key.size());
-    return inner_->server_for(std::string_view(buf, prefix_.size() + key.size()));
+    return inner_->server_for(prefixed_in(buf, prefix_, key));
 }
 
 template <class Forward>
@@ -151,10 +138,8 @@ void KeyPrefixCore::prefix_then(Operation& op, std::uint32_t part, const Request
     }
     // The encoder copies the key before the inner core returns: a stack buffer is enough.
     char buf[max_key_length];
-    std::memcpy(buf, prefix_.data(), prefix_.size());
-    std::memcpy(buf + prefix_.size(), request.key.data(), request.key.size());
     Request prefixed = request;
-    prefixed.key = std::string_view(buf, prefix_.size() + request.key.size());
+    prefixed.key = prefixed_in(buf, prefix_, request.key);
     prefixed.keys_are_stable = false;
     forward(op, prefixed);
 }

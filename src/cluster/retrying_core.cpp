@@ -4,11 +4,10 @@
 #include "folsom/error.hpp"
 
 #include "base/wrapper_operation.hpp"
+#include "cluster/key_copies.hpp"
 
 #include <atomic>
-#include <cstring>
 #include <string_view>
-#include <vector>
 
 namespace folsom::cluster {
 namespace {
@@ -82,30 +81,18 @@ class RetryShim final : public detail::WrapperOperation<RetryShim> {
         request_.retryable = true;
         if (request.keys_are_stable) return;  // e.g. a multi-get part: its keys outlive it
         // Otherwise the request's views die when submit() returns; a retry needs its own copy
-        // of the keys. One key (the common case) fits inline.
+        // of the keys.
         std::size_t bytes = request.key.size();
         for (auto k : request.keys)
             bytes += k.size();
-        char* out =
-            bytes <= sizeof inline_ ? inline_ : (heap_ = std::make_unique<char[]>(bytes)).get();
-        auto copy = [&out](std::string_view s) {
-            if (!s.empty()) std::memcpy(out, s.data(), s.size());
-            std::string_view v(out, s.size());
-            out += s.size();
-            return v;
-        };
-        request_.key = copy(request.key);
+        keys_.reserve(bytes);
+        request_.key = keys_.copy(request.key);
         // (The same view, as single-key requests make it: compared by address, not bytes.)
         if (request.keys.size() == 1 && request.keys.front().data() == request.key.data() &&
-            request.keys.front().size() == request.key.size()) {
-            single_ = request_.key;
-            request_.keys = {&single_, 1};
-        } else {
-            many_.reserve(request.keys.size());
-            for (auto k : request.keys)
-                many_.push_back(copy(k));
-            request_.keys = many_;
-        }
+            request.keys.front().size() == request.key.size())
+            request_.keys = keys_.list_of(request_.key);
+        else
+            request_.keys = keys_.copy_list(request.keys);
     }
 
     /// server_ of a request the inner core places (send()).
@@ -116,10 +103,7 @@ class RetryShim final : public detail::WrapperOperation<RetryShim> {
     const std::uint32_t part_;
     detail::Request request_;
     bool retried_ = false;
-    std::string_view single_;
-    std::vector<std::string_view> many_;
-    std::unique_ptr<char[]> heap_;
-    char inline_[256];
+    detail::KeyCopies<256> keys_;
 };
 
 }  // namespace

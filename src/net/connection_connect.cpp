@@ -120,7 +120,7 @@ void Connection::on_connected(std::uint64_t gen, const std::error_code& ec) {
             return;
         }
         sock().set_option(asio::ip::tcp::no_delay(options_.tcp_nodelay), ignored);
-        // Keepalive and user timeout: a socket without them still works, as before.
+        // Keepalive and user timeout: best effort, a socket without them still works.
         (void)apply_tcp_options(sock().native_handle(), options_);
     }
     if (tls_) {

@@ -9,6 +9,9 @@
 // a STAT) takes the line path: one memchr for the line end, then a switch on the first byte.
 #include "folsom/protocol/ascii_decoder.hpp"
 
+#include "protocol/decode_error.hpp"
+#include "protocol/store_refusal.hpp"
+
 #include <bit>
 #include <cstring>
 #include <limits>
@@ -93,66 +96,6 @@ inline bool word_with_text(std::string_view line, std::size_t word_size,
 
 inline bool starts_with(std::string_view s, std::string_view prefix) noexcept {
     return s.size() >= prefix.size() && std::memcmp(s.data(), prefix.data(), prefix.size()) == 0;
-}
-
-// Appends the escaped form of `c` to `buf` and returns its length (1 to 4 characters).
-inline std::size_t escape(unsigned char c, char* buf) noexcept {
-    static constexpr char hex[] = "0123456789abcdef";
-    switch (c) {
-        case '\r':
-            buf[0] = '\\', buf[1] = 'r';
-            return 2;
-        case '\n':
-            buf[0] = '\\', buf[1] = 'n';
-            return 2;
-        case '\t':
-            buf[0] = '\\', buf[1] = 't';
-            return 2;
-        case '\\':
-            buf[0] = '\\', buf[1] = '\\';
-            return 2;
-        case '"':
-            buf[0] = '\\', buf[1] = '"';
-            return 2;
-        default:
-            break;
-    }
-    if (c >= 0x20 && c < 0x7f) {
-        buf[0] = static_cast<char>(c);
-        return 1;
-    }
-    buf[0] = '\\';
-    buf[1] = 'x';
-    buf[2] = hex[c >> 4];
-    buf[3] = hex[c & 0xf];
-    return 4;
-}
-
-// Writes `bytes` escaped into the fixed context buffer; when they do not fit, keeps what fits
-// (never half an escape) followed by "...".
-void set_context(DecodeError& e, std::string_view bytes) noexcept {
-    constexpr std::size_t cap = sizeof(e.context) - 1;  // keep room for the NUL
-    std::size_t total = 0;
-    for (char c : bytes) {
-        char tmp[4];
-        total += escape(static_cast<unsigned char>(c), tmp);
-        if (total > cap) break;
-    }
-    const std::size_t budget = total > cap ? cap - 3 : cap;
-    std::size_t n = 0;
-    for (char c : bytes) {
-        char tmp[4];
-        const std::size_t len = escape(static_cast<unsigned char>(c), tmp);
-        if (n + len > budget) break;
-        std::memcpy(e.context + n, tmp, len);
-        n += len;
-    }
-    if (total > cap) {
-        std::memcpy(e.context + n, "...", 3);
-        n += 3;
-    }
-    e.context[n] = '\0';
-    e.context_size = n;
 }
 
 // Flags, in the high bit of each byte of x (8 bytes as loaded from memory), the bytes that
@@ -414,6 +357,20 @@ template <std::size_t MaxDigits>
     return consumed;
 }
 
+// "<name> <value>", what follows "STAT " (and "ITEM "), as a stat reply: the name is one
+// token; the value is the rest of the line after one space, kept verbatim (any bytes, UTF-8
+// included, spaces too: some settings print lists). A bare name has an empty value. False for
+// a line without a name.
+inline bool stat_line(std::string_view rest, Reply& out) noexcept {
+    const std::size_t space = rest.find(' ');
+    const std::string_view name = rest.substr(0, space);
+    if (name.empty()) return false;
+    out.kind = ReplyKind::stat;
+    out.key = name;
+    out.data = space == std::string_view::npos ? std::string_view{} : rest.substr(space + 1);
+    return true;
+}
+
 // Exactly `word` (which includes its "\r\n") at the front of the input.
 template <std::size_t N>
 inline bool at_front(const char* data, std::size_t size, const char (&word)[N]) noexcept {
@@ -439,10 +396,7 @@ void Decoder::reset() noexcept {
 
 ParseResult Decoder::fail(const char* why, std::size_t offset, std::string_view bytes) noexcept {
     pending_ |= failed_bit;
-    error_.reason = why;
-    error_.offset = offset;
-    // The context never needs more input bytes than it has characters.
-    set_context(error_, bytes.substr(0, sizeof(error_.context)));
+    error_ = text_decode_error(why, offset, bytes);
     return {ParseState::error, 0, 0};
 }
 
@@ -571,27 +525,15 @@ ParseResult Decoder::parse_line(std::string_view input, std::size_t newline, Rep
                 goto done;
             }
             if (starts_with(line, "STAT ")) {
-                // "STAT <name> <value>": the name is one token; the value is the rest of the
-                // line after one space, kept verbatim (any bytes, UTF-8 included, spaces
-                // too: some settings print lists). A bare name has an empty value.
-                const std::string_view rest = line.substr(5);
-                const std::size_t space = rest.find(' ');
-                const std::string_view name = rest.substr(0, space);
-                if (name.empty()) return fail(reason::malformed_stat, 0, line);
-                out.kind = ReplyKind::stat;
-                out.key = name;
-                out.data =
-                    space == std::string_view::npos ? std::string_view{} : rest.substr(space + 1);
+                if (!stat_line(line.substr(5), out)) return fail(reason::malformed_stat, 0, line);
                 goto done;
             }
             if (starts_with(line, "SERVER_ERROR") && word_with_text(line, 12, text)) {
                 // Folsom reports these two as statuses, not failures, so they get their own kinds.
-                if (text == "object too large for cache")
-                    out.kind = ReplyKind::value_too_large;
-                else if (text == "out of memory storing object")
-                    out.kind = ReplyKind::out_of_memory;
-                else
-                    out.kind = ReplyKind::server_error;
+                const std::optional<Status> refusal = store_refusal(text);
+                out.kind = !refusal                              ? ReplyKind::server_error
+                           : *refusal == Status::value_too_large ? ReplyKind::value_too_large
+                                                                 : ReplyKind::out_of_memory;
                 out.data = text;
                 goto done;
             }
@@ -628,14 +570,7 @@ ParseResult Decoder::parse_line(std::string_view input, std::size_t newline, Rep
             if (starts_with(line, "ITEM ")) {
                 // "ITEM <key> [<size> b; <exptime> s]", a line of "stats cachedump": a stat
                 // named by the key, the rest its value (what libmemcached's dump lists).
-                const std::string_view rest = line.substr(5);
-                const std::size_t space = rest.find(' ');
-                const std::string_view name = rest.substr(0, space);
-                if (name.empty()) return fail(reason::malformed_stat, 0, line);
-                out.kind = ReplyKind::stat;
-                out.key = name;
-                out.data =
-                    space == std::string_view::npos ? std::string_view{} : rest.substr(space + 1);
+                if (!stat_line(line.substr(5), out)) return fail(reason::malformed_stat, 0, line);
                 goto done;
             }
             break;

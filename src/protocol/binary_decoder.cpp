@@ -1,5 +1,7 @@
 #include "folsom/protocol/binary_decoder.hpp"
 
+#include "protocol/decode_error.hpp"
+
 namespace folsom::protocol::binary {
 namespace {
 
@@ -38,22 +40,8 @@ void Decoder::reset() noexcept {
 ParseResult Decoder::fail(const char* reason, std::string_view input, std::size_t offset,
                           std::size_t length) noexcept {
     failed_ = true;
-    error_ = DecodeError{};
-    error_.reason = reason;
-    error_.offset = offset;
-    // Every byte as \xNN: the header is binary, and a uniform form is easiest to compare
-    // against a packet dump. Whole escapes only, so the context never ends mid-escape.
-    static constexpr char hex[] = "0123456789abcdef";
-    std::size_t n = 0;
-    for (std::size_t i = offset; i < input.size() && i < offset + length; ++i) {
-        if (n + 4 > sizeof error_.context) break;
-        const auto u = static_cast<unsigned char>(input[i]);
-        error_.context[n++] = '\\';
-        error_.context[n++] = 'x';
-        error_.context[n++] = hex[u >> 4];
-        error_.context[n++] = hex[u & 0xf];
-    }
-    error_.context_size = n;
+    error_ = binary_decode_error(
+        reason, offset, offset <= input.size() ? input.substr(offset, length) : std::string_view{});
     return {ParseState::error};
 }
 

@@ -1,37 +1,22 @@
 #include "folsom/protocol/meta_decoder.hpp"
 
+#include "base/decimal.hpp"
+#include "protocol/decode_error.hpp"
+
 #include <cstring>
 #include <limits>
 
 namespace folsom::protocol::meta {
 namespace {
 
-bool parse_u64(std::string_view s, std::uint64_t& v) noexcept {
-    if (s.empty()) return false;
-    std::uint64_t r = 0;
-    for (char c : s) {
-        if (c < '0' || c > '9') return false;
-        const auto d = static_cast<std::uint64_t>(c - '0');
-        if (r > (std::numeric_limits<std::uint64_t>::max() - d) / 10) return false;
-        r = r * 10 + d;
-    }
-    v = r;
-    return true;
-}
-
-bool parse_u32(std::string_view s, std::uint32_t& v) noexcept {
-    std::uint64_t r = 0;
-    if (!parse_u64(s, r) || r > std::numeric_limits<std::uint32_t>::max()) return false;
-    v = static_cast<std::uint32_t>(r);
-    return true;
-}
+using folsom::detail::parse_decimal;
 
 // Signed, because 't' reports -1 for an item that never expires.
 bool parse_i64(std::string_view s, std::int64_t& v) noexcept {
     const bool negative = !s.empty() && s.front() == '-';
     if (negative) s.remove_prefix(1);
     std::uint64_t r = 0;
-    if (!parse_u64(s, r)) return false;
+    if (!parse_decimal(s, r)) return false;
     const auto limit = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
     if (r > limit + (negative ? 1 : 0)) return false;
     v = negative ? static_cast<std::int64_t>(0 - r) : static_cast<std::int64_t>(r);
@@ -87,13 +72,13 @@ Problem parse_flags(std::string_view line, std::size_t pos, Reply& r) noexcept {
                 break;
             case 'c': {
                 std::uint64_t v = 0;
-                if (!parse_u64(arg, v)) return problem("bad cas flag");
+                if (!parse_decimal(arg, v)) return problem("bad cas flag");
                 r.cas = v;
                 break;
             }
             case 'f': {
                 std::uint32_t v = 0;
-                if (!parse_u32(arg, v)) return problem("bad client flags");
+                if (!parse_decimal(arg, v)) return problem("bad client flags");
                 r.client_flags = v;
                 break;
             }
@@ -105,7 +90,7 @@ Problem parse_flags(std::string_view line, std::size_t pos, Reply& r) noexcept {
             }
             case 's': {
                 std::uint64_t v = 0;
-                if (!parse_u64(arg, v)) return problem("bad size flag");
+                if (!parse_decimal(arg, v)) return problem("bad size flag");
                 r.size = v;
                 break;
             }
@@ -115,7 +100,7 @@ Problem parse_flags(std::string_view line, std::size_t pos, Reply& r) noexcept {
                 break;
             case 'l': {
                 std::uint64_t v = 0;
-                if (!parse_u64(arg, v)) return problem("bad last-access flag");
+                if (!parse_decimal(arg, v)) return problem("bad last-access flag");
                 r.last_access = v;
                 break;
             }
@@ -139,7 +124,7 @@ Problem parse_flags(std::string_view line, std::size_t pos, Reply& r) noexcept {
 
 std::optional<std::uint64_t> Reply::opaque_number() const noexcept {
     std::uint64_t v = 0;
-    if (!parse_u64(opaque, v)) return std::nullopt;
+    if (!parse_decimal(opaque, v)) return std::nullopt;
     return v;
 }
 
@@ -158,34 +143,8 @@ void Decoder::reset() noexcept {
 ParseResult Decoder::fail(const char* reason, std::string_view input, std::size_t offset,
                           std::size_t length) noexcept {
     failed_ = true;
-    error_ = DecodeError{};
-    error_.reason = reason;
-    error_.offset = offset;
-    const std::string_view bad =
-        offset <= input.size() ? input.substr(offset, length) : std::string_view{};
-    static constexpr char hex[] = "0123456789abcdef";
-    const std::size_t room = sizeof error_.context - 1;  // keep a terminating NUL
-    std::size_t n = 0;
-    for (char c : bad) {
-        const auto u = static_cast<unsigned char>(c);
-        char esc[4];
-        std::size_t len = 0;
-        if (c == '\r' || c == '\n') {
-            esc[len++] = '\\';
-            esc[len++] = c == '\r' ? 'r' : 'n';
-        } else if (u < 0x20 || u >= 0x7f || c == '\\' || c == '"') {
-            esc[len++] = '\\';
-            esc[len++] = 'x';
-            esc[len++] = hex[u >> 4];
-            esc[len++] = hex[u & 15];
-        } else {
-            esc[len++] = c;
-        }
-        if (n + len > room) break;
-        std::memcpy(error_.context + n, esc, len);
-        n += len;
-    }
-    error_.context_size = n;
+    error_ = text_decode_error(
+        reason, offset, offset <= input.size() ? input.substr(offset, length) : std::string_view{});
     return {ParseState::error, 0, 0};
 }
 
@@ -275,7 +234,7 @@ ParseResult Decoder::parse_line(std::string_view input, std::size_t line_end, Re
         std::size_t end = line.find(' ', rest);
         if (end == std::string_view::npos) end = line.size();
         const std::string_view size_tok = line.substr(rest, end - rest);
-        if (!parse_u64(size_tok, value_size))
+        if (!parse_decimal(size_tok, value_size))
             return fail("bad value size", input, rest, size_tok.size());
         if (value_size > limits_.max_value_size)
             return fail("value size over limit", input, rest, size_tok.size());

@@ -39,8 +39,8 @@ void flag(OutputBuffer& out, bool on, char f) {
     out.append(f);
 }
 
-/// A run of one-letter flags gathered on the stack and written with one append: a get's eleven
-/// flags were eleven calls of two appends each (a multi-get encodes one per key).
+/// A run of one-letter flags gathered on the stack and written with one append, rather than two
+/// appends a flag (a multi-get encodes a get per key, each with up to eleven flags).
 class FlagRun {
   public:
     void add(bool on, char f) noexcept {

@@ -94,7 +94,7 @@ bool AsciiDriver::join(const Request& r, protocol::OutputBuffer& out, const net:
     // Only a single-key get after a single-key get (gets after gets): the reply of
     // "get a b" is the replies of "get a" and "get b" less their ENDs, so every caller still
     // gets exactly its own answer, while memcached answers the batch in one write instead of
-    // one write per get (which is what made pipelined single gets slow).
+    // one write per get, each a wake-up of the client.
     // The line grows up to protocol::max_retrieval_key_bytes of keys, as a multi-get's do:
     // a pipeline window of a thousand short keys is one line, which memcached answers in a
     // few large writes, so each read of the client's delivers that many more replies.

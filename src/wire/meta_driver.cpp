@@ -7,6 +7,7 @@
 #include "folsom/protocol/key.hpp"
 #include "folsom/protocol/meta_encoder.hpp"
 
+#include "protocol/store_refusal.hpp"
 #include "wire/classic_text.hpp"
 #include "wire/decode_loop.hpp"
 
@@ -32,7 +33,7 @@ bool wants_cas(OpCode c) {
 /// A plain multi-key get or gets, sent as one classic text line ("get k1 k2 ...", which
 /// memcached accepts on any text connection, meta included). memcached answers at most -R (20)
 /// commands per event before it serves other connections: a multi-get sent as one mg per key
-/// came back in pieces of 20 (a hundred keys, five wake-ups of the client), where the one line
+/// comes back in pieces of 20 (a hundred keys, five wake-ups of the client), where the one line
 /// comes back whole. gat/gats keep their mg form (a classic gat line is limited to 2048 bytes).
 ///
 /// With binary keys the classic line still serves a multi-get whose keys are all valid text
@@ -75,12 +76,8 @@ Completion error_completion(meta::ReplyKind kind, std::string_view text, bool st
     Completion done;
     done.text = text;
     if (kind == meta::ReplyKind::server_error && store) {
-        if (text == "object too large for cache") {
-            done.status = Status::value_too_large;
-            return done;
-        }
-        if (text == "out of memory storing object") {
-            done.status = Status::out_of_memory;
+        if (const std::optional<Status> refusal = protocol::store_refusal(text)) {
+            done.status = *refusal;
             return done;
         }
     }

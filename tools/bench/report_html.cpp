@@ -35,6 +35,14 @@ std::string html_escape(std::string_view text) {
 constexpr double plot_w = 720, plot_h = 320, margin_l = 70, margin_r = 20, margin_t = 20,
                  margin_b = 50;
 
+/// The opening tag of a plot_w x plot_h chart, named `label` for screen readers.
+std::string svg_start(std::string_view label) {
+    return fmt::format(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
+        "viewBox=\"0 0 {} {}\" role=\"img\" aria-label=\"{}\">\n",
+        plot_w, plot_h, plot_w, plot_h, label);
+}
+
 /// A "nice" axis step (1, 2 or 5 times a power of ten) giving about `ticks` ticks up to `max`.
 double nice_step(double max, int ticks) {
     if (max <= 0) return 1;
@@ -61,12 +69,8 @@ std::string percentile_svg(const Histogram& h) {
     auto ypos = [&](double us) {
         return plot_h - margin_b - us / y_max * (plot_h - margin_t - margin_b);
     };
-    std::string o;
+    std::string o = svg_start("latency by percentile");
     auto out = std::back_inserter(o);
-    fmt::format_to(out,
-                   "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
-                   "viewBox=\"0 0 {} {}\" role=\"img\" aria-label=\"latency by percentile\">\n",
-                   plot_w, plot_h, plot_w, plot_h);
     // Grid and axes.
     for (double y = 0; y <= y_max + 1e-9; y += y_step)
         fmt::format_to(out,
@@ -119,12 +123,8 @@ std::string distribution_svg(const Histogram& h) {
     }
     const double top = *std::max_element(share.begin(), share.end());
     const double inner_w = plot_w - margin_l - margin_r, inner_h = plot_h - margin_t - margin_b;
-    std::string o;
+    std::string o = svg_start("latency distribution");
     auto out = std::back_inserter(o);
-    fmt::format_to(out,
-                   "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
-                   "viewBox=\"0 0 {} {}\" role=\"img\" aria-label=\"latency distribution\">\n",
-                   plot_w, plot_h, plot_w, plot_h);
     for (int b = 0; b < bins; ++b) {
         const double hgt = top > 0 ? share[static_cast<std::size_t>(b)] / top * inner_h : 0;
         fmt::format_to(out,

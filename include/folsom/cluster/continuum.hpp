@@ -103,8 +103,8 @@ class FOLSOM_EXPORT Continuum {
     std::uint32_t key_position(std::string_view key) const noexcept;
 
     /// out[i] = key_position(keys[i]) for every key (out.size() >= keys.size()). The MD5 rings
-    /// hash eight short keys per pass in SIMD lanes, ~4x cheaper per key than one by one:
-    /// what a multi-get over many servers uses.
+    /// hash eight short keys per pass in SIMD lanes, cheaper per key than one by one: what a
+    /// multi-get over many servers uses.
     void key_positions(std::span<const std::string_view> keys,
                        std::span<std::uint32_t> out) const noexcept;
 

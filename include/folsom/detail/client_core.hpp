@@ -118,7 +118,7 @@ class FOLSOM_EXPORT ClientCore {
         for (std::size_t i = 0; i < keys.size(); ++i)
             out[i] = static_cast<std::uint32_t>(server_for(keys[i]));
     }
-    /// Deprecated: server_for() answers it for every core now.
+    /// Deprecated: server_for() gives the same answer, for every core.
     [[deprecated("use server_for()")]] virtual std::size_t placement_of(
         std::string_view key) const noexcept {
         return server_for(key);

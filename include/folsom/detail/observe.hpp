@@ -57,16 +57,23 @@ constexpr Outcome to_outcome(Status s) noexcept {
 
 // ---- how each kind of operation result ends its span ------------------------------------
 
-inline SpanEnd span_end_of(const std::tuple<std::error_code, std::optional<Value>>& r) noexcept {
+/// A retrieval: its error, else a hit when `hits()` (asked only without an error) counts a
+/// value, else a miss.
+template <class CountHits>
+SpanEnd retrieval_end(std::error_code ec, CountHits hits) noexcept {
     SpanEnd e;
-    e.error = std::get<0>(r);
+    e.error = ec;
     if (e.error) {
         e.outcome = Outcome::error;
-    } else {
-        e.hits = std::get<1>(r) ? 1 : 0;
-        e.outcome = e.hits ? Outcome::hit : Outcome::miss;
+        return e;
     }
+    e.hits = hits();
+    e.outcome = e.hits ? Outcome::hit : Outcome::miss;
     return e;
+}
+
+inline SpanEnd span_end_of(const std::tuple<std::error_code, std::optional<Value>>& r) noexcept {
+    return retrieval_end(std::get<0>(r), [&] { return std::get<1>(r) ? 1 : 0; });
 }
 
 inline SpanEnd span_end_of(const std::tuple<std::error_code, Status>& r) noexcept {
@@ -86,43 +93,23 @@ inline SpanEnd span_end_of(
 
 /// A meta get: a hit when it returned a value (a vivified stub counts: it is a value).
 inline SpanEnd span_end_of(const std::tuple<std::error_code, MetaGetResult>& r) noexcept {
-    SpanEnd e;
-    e.error = std::get<0>(r);
-    if (e.error) {
-        e.outcome = Outcome::error;
-    } else {
-        e.hits = std::get<1>(r).value ? 1 : 0;
-        e.outcome = e.hits ? Outcome::hit : Outcome::miss;
-    }
-    return e;
+    return retrieval_end(std::get<0>(r), [&] { return std::get<1>(r).value ? 1 : 0; });
 }
 
 /// A multi-get: a hit when any key returned a value; an error only when the whole operation
 /// failed (keys that failed on their own show in MultiGetResult::errors, not here).
 inline SpanEnd span_end_of(const std::tuple<std::error_code, MultiGetResult>& r) noexcept {
-    SpanEnd e;
-    e.error = std::get<0>(r);
-    if (e.error) {
-        e.outcome = Outcome::error;
-        return e;
-    }
-    for (const auto& v : std::get<1>(r).values)
-        e.hits += v ? 1 : 0;
-    e.outcome = e.hits ? Outcome::hit : Outcome::miss;
-    return e;
+    return retrieval_end(std::get<0>(r), [&] {
+        std::size_t hits = 0;
+        for (const auto& v : std::get<1>(r).values)
+            hits += v ? 1 : 0;
+        return hits;
+    });
 }
 
 /// A zero-copy multi-get, as above.
 inline SpanEnd span_end_of(const std::tuple<std::error_code, MultiGetViewResult>& r) noexcept {
-    SpanEnd e;
-    e.error = std::get<0>(r);
-    if (e.error) {
-        e.outcome = Outcome::error;
-        return e;
-    }
-    e.hits = std::get<1>(r).hits;
-    e.outcome = e.hits ? Outcome::hit : Outcome::miss;
-    return e;
+    return retrieval_end(std::get<0>(r), [&] { return std::get<1>(r).hits; });
 }
 
 /// A multi-key write: an error only when every key failed (per-key outcomes are in the

@@ -8,8 +8,8 @@
 //
 // Blocks come from the request memory (request_memory.hpp): a block of up to 8 KiB with its
 // header, the usual multi-get of up to ~100 small values, is recycled per thread instead of
-// going through malloc, whose per-thread cache stops at 1 KiB (two trips to its bins, ~400
-// instructions a multi-get, and a block that is cold where a recycled one is warm).
+// going through malloc, whose per-thread cache stops at 1 KiB (two trips to its bins a
+// multi-get, and a block that is cold where a recycled one is warm).
 #pragma once
 
 #include "folsom/detail/request_memory.hpp"

@@ -2,28 +2,14 @@
 
 #include "folsom/error.hpp"
 
+#include "base/decimal.hpp"
+
 #include <algorithm>
-#include <limits>
 
 namespace folsom::cluster {
 namespace {
 
 constexpr std::string_view trailer = "\r\nEND\r\n";  // after the data block
-
-/// Plain decimal (no sign, no blank), at most `max`.
-bool parse_decimal(std::string_view s, std::uint64_t max, std::uint64_t& out) {
-    if (s.empty() || s.size() > 20) return false;
-    std::uint64_t v = 0;
-    for (char c : s) {
-        if (c < '0' || c > '9') return false;
-        const auto d = static_cast<std::uint64_t>(c - '0');
-        if (v > (std::numeric_limits<std::uint64_t>::max() - d) / 10) return false;
-        v = v * 10 + d;
-    }
-    if (v > max) return false;
-    out = v;
-    return true;
-}
 
 /// A host name or address as listed: visible ASCII only (the separators ' ', '|' and "\n"
 /// cannot occur, since the text was split on them).
@@ -146,9 +132,10 @@ ElastiCacheConfigParser::State ElastiCacheConfigParser::parse_header(std::string
     if (n != 4 || field[0] != (config ? "CONFIG" : "VALUE") ||
         field[1] != (config ? "cluster" : "AmazonElastiCache:cluster"))
         return fail(errc::protocol_error);
-    std::uint64_t flags = 0, bytes = 0;
-    if (!parse_decimal(field[2], std::numeric_limits<std::uint32_t>::max(), flags) ||
-        !parse_decimal(field[3], std::numeric_limits<std::uint64_t>::max(), bytes))
+    std::uint32_t flags = 0;
+    std::uint64_t bytes = 0;
+    if (!folsom::detail::parse_decimal(field[2], flags) ||
+        !folsom::detail::parse_decimal(field[3], bytes))
         return fail(errc::protocol_error);
     if (bytes > max_reply_bytes_) return fail(errc::protocol_error);
     data_bytes_ = static_cast<std::size_t>(bytes);
@@ -159,8 +146,7 @@ ElastiCacheConfigParser::State ElastiCacheConfigParser::parse_data(std::string_v
     // <version>\n<nodes>\n   (the last "\n" is tolerated missing; nothing may follow it)
     const auto eol = data.find('\n');
     if (eol == std::string_view::npos ||
-        !parse_decimal(data.substr(0, eol), std::numeric_limits<std::uint64_t>::max(),
-                       config_.version))
+        !folsom::detail::parse_decimal(data.substr(0, eol), config_.version))
         return fail(errc::protocol_error);
     std::string_view nodes = data.substr(eol + 1);
     if (const auto end = nodes.find('\n'); end != std::string_view::npos) {
@@ -185,13 +171,13 @@ ElastiCacheConfigParser::State ElastiCacheConfigParser::parse_data(std::string_v
         ElastiCacheNode node;
         const std::string_view host = entry.substr(0, bar1);
         const std::string_view ip = entry.substr(bar1 + 1, bar2 - bar1 - 1);
-        std::uint64_t port = 0;
+        std::uint16_t port = 0;
         if ((host.empty() && ip.empty()) || !valid_host_text(host) || !valid_host_text(ip) ||
-            !parse_decimal(entry.substr(bar2 + 1), 65535, port) || port == 0)
+            !folsom::detail::parse_decimal(entry.substr(bar2 + 1), port) || port == 0)
             return fail(errc::protocol_error);
         node.hostname = std::string(host);
         node.ip = std::string(ip);
-        node.port = static_cast<std::uint16_t>(port);
+        node.port = port;
         config_.nodes.push_back(std::move(node));
     }
     return state_;

@@ -50,10 +50,17 @@ std::uint32_t weighted_digests(std::uint32_t weight, std::uint64_t total_weight,
     return static_cast<std::uint32_t>(std::floor(digests));
 }
 
-void add_md5_points(std::string_view name, std::uint32_t server, std::vector<Point>& out) {
-    const Md5Digest digest = md5(name);
-    for (unsigned w = 0; w < ketama_points_per_digest; ++w) {
-        out.push_back({md5_word(digest, w), server});
+// A server's ketama points: `digests` groups named `prefix` + i (i from 0), each the MD5 of
+// its name, four points to a digest.
+void add_ketama_points(std::string_view prefix, std::uint32_t digests, std::uint32_t server,
+                       std::vector<Point>& out) {
+    std::string name;
+    for (std::uint32_t i = 0; i < digests; ++i) {
+        name = prefix;
+        name += std::to_string(i);
+        const Md5Digest digest = md5(name);
+        for (unsigned w = 0; w < ketama_points_per_digest; ++w)
+            out.push_back({md5_word(digest, w), server});
     }
 }
 
@@ -92,16 +99,9 @@ std::vector<Point> libmemcached_ring(std::span<const ServerAddress> servers) {
     std::vector<Point> points;
     points.reserve(servers.size() * ketama_points_per_server);
     const std::uint64_t total = total_weight(servers);
-    std::string name;
-    for (std::uint32_t s = 0; s < servers.size(); ++s) {
-        const std::string prefix = libmemcached_point_prefix(servers[s]);
-        const std::uint32_t digests = weighted_digests(servers[s].weight, total, servers.size());
-        for (std::uint32_t i = 0; i < digests; ++i) {
-            name = prefix;
-            name += std::to_string(i);
-            add_md5_points(name, s, points);
-        }
-    }
+    for (std::uint32_t s = 0; s < servers.size(); ++s)
+        add_ketama_points(libmemcached_point_prefix(servers[s]),
+                          weighted_digests(servers[s].weight, total, servers.size()), s, points);
     sort_by_position_then_server(points);
     return points;
 }
@@ -272,20 +272,14 @@ std::vector<Point> spymemcached_ring(std::span<const ServerAddress> servers) {
     const bool weighted = std::any_of(servers.begin(), servers.end(),
                                       [](const ServerAddress& s) { return s.weight != 1; });
     const std::uint64_t total = total_weight(servers);
-    std::string name;
     for (std::uint32_t s = 0; s < servers.size(); ++s) {
         const ServerAddress& server = servers[s];
         // (libmemcached's spymemcached mode names a Unix socket "/<path>:0-<i>" likewise.)
         const std::uint16_t port = server.is_unix_socket() ? 0 : server.port;
-        const std::string prefix = '/' + server.host + ':' + std::to_string(port) + '-';
         const std::uint32_t digests = weighted
                                           ? weighted_digests(server.weight, total, servers.size())
                                           : ketama_points_per_server / ketama_points_per_digest;
-        for (std::uint32_t i = 0; i < digests; ++i) {
-            name = prefix;
-            name += std::to_string(i);
-            add_md5_points(name, s, points);
-        }
+        add_ketama_points('/' + server.host + ':' + std::to_string(port) + '-', digests, s, points);
     }
     sort_as_tree_map(points);
     return points;

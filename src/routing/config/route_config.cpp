@@ -13,6 +13,8 @@
 #include "folsom/routes.hpp"
 #include "folsom/server_address.hpp"
 
+#include "routing/operation_names.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cerrno>
@@ -66,10 +68,6 @@ constexpr std::array<TypeInfo, 14> route_types = {{
     {RouteType::null, "NullRoute", "name"},
     {RouteType::error, "ErrorRoute", "response, name"},
 }};
-
-constexpr std::array<std::string_view, 14> operation_names = {
-    "get",    "gets",    "gat", "gats",   "set",  "add",  "replace",
-    "append", "prepend", "cas", "delete", "incr", "decr", "touch"};
 
 // HashRoute's: mcrouter's (Ch3 first, its default) and folsom's Md5.
 constexpr std::array<std::string_view, 4> hash_funcs = {"Ch3", "WeightedCh3", "Crc32", "Md5"};
@@ -162,7 +160,16 @@ std::string type_names() {
 #endif
 
 bool is_operation(std::string_view op) {
-    return std::find(operation_names.begin(), operation_names.end(), op) != operation_names.end();
+    return routing::find_operation(op) != nullptr;
+}
+
+std::string operation_list() {
+    std::string out;
+    for (const routing::OperationName& op : routing::operation_names) {
+        if (!out.empty()) out += ", ";
+        out += op.name;
+    }
+    return out;
 }
 
 // Messages are one line whatever the configuration holds (a key may contain a newline):
@@ -366,7 +373,7 @@ void check_route_node(const RouteSpec& r, const std::string& path) {
                 const auto at = child_path(r, path, i);
                 if (!by_prefix && !is_operation(selector))
                     fail(at, "unknown operation " + in_quotes(selector) +
-                                 " (operations: " + join(operation_names) + ")");
+                                 " (operations: " + operation_list() + ")");
                 if (!seen.insert(selector).second)
                     fail(at, (by_prefix ? "prefix " : "operation ") + in_quotes(selector) +
                                  " appears twice");
@@ -761,7 +768,7 @@ RouteSpec JsonReader::route_object(const Json& j, const std::string& path, int d
                 const auto child = member(at, it.key());
                 if (operations && !is_operation(it.key()))
                     fail(child, "unknown operation " + in_quotes(it.key()) +
-                                    " (operations: " + join(operation_names) + ")");
+                                    " (operations: " + operation_list() + ")");
                 r.selectors.push_back(it.key());
                 r.children.push_back(route(it.value(), child, depth + 1));
             }

@@ -5,6 +5,7 @@
 #include "cluster/hash/furc_hash.hpp"
 #include "cluster/hash/md5.hpp"
 #include "cluster/hash/weighted_ch3.hpp"
+#include "routing/operation_names.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -26,41 +27,12 @@ OperationSelectorRoute::OperationSelectorRoute(
     RouteCounters& counters, const std::vector<std::pair<std::string, Route*>>& policies,
     Route* default_policy, Route& no_match)
     : Route(counters) {
-    using detail::OpCode;
     by_code_.fill(default_policy ? default_policy : &no_match);
-    auto set = [&](OpCode c, Route* r) { by_code_[static_cast<std::size_t>(c)] = r; };
     for (const auto& [name, child] : policies) {
-        if (name == "get") {
-            set(OpCode::get, child);
-            set(OpCode::meta_get, child);  // mg is a get with flags
-        } else if (name == "gets") {
-            set(OpCode::gets, child);
-        } else if (name == "gat") {
-            set(OpCode::gat, child);
-        } else if (name == "gats") {
-            set(OpCode::gats, child);
-        } else if (name == "set") {
-            set(OpCode::set, child);
-            set(OpCode::meta_set, child);
-        } else if (name == "add") {
-            set(OpCode::add, child);
-        } else if (name == "replace") {
-            set(OpCode::replace, child);
-        } else if (name == "append") {
-            set(OpCode::append, child);
-        } else if (name == "prepend") {
-            set(OpCode::prepend, child);
-        } else if (name == "cas") {
-            set(OpCode::cas, child);
-        } else if (name == "delete") {
-            set(OpCode::del, child);
-            set(OpCode::meta_delete, child);
-        } else if (name == "incr") {
-            set(OpCode::incr, child);
-        } else if (name == "decr") {
-            set(OpCode::decr, child);
-        } else if (name == "touch") {
-            set(OpCode::touch, child);
+        // validate() refused any other name.
+        if (const OperationName* op = find_operation(name)) {
+            by_code_[static_cast<std::size_t>(op->code)] = child;
+            by_code_[static_cast<std::size_t>(op->meta)] = child;
         }
     }
 }
