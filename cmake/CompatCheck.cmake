@@ -5,8 +5,9 @@
 # installs the consumers; their test sources are Debian's orig tarballs of the installed
 # versions, fetched at test time from the machine's mirror (python/tests/foreign_sources.py,
 # cached in ~/.cache/folsom). It exits 77, a skip, with the reason, when a consumer is not
-# installed or its sources cannot be had (php-memcached's tarball is missing from some
-# mirrors: COMPAT_PHP_MEMCACHED_GIT then names a clone). Debian's results are kept in the build
+# installed or its sources cannot be had (Debian's mirror lacks php-memcached 3.2.0's tarball:
+# COMPAT_PHP_MEMCACHED_GIT may name a clone, else php-memcached 3.3.0's tests, which the mirror
+# serves, run against the installed 3.2.0 extension on both libraries). Debian's results are kept in the build
 # tree and reused while the script and the installed packages are unchanged (--reuse-debian:
 # Debian's library does not change under a rebuild of this tree), so a run costs the drop-in's
 # side only; a first run in a build tree measures both sides.

@@ -288,14 +288,11 @@ memcached_return_t memcached_behavior_set_distribution(memcached_st* ptr,
         case MEMCACHED_DISTRIBUTION_CONSISTENT_WEIGHTED:
         case MEMCACHED_DISTRIBUTION_CONSISTENT_KETAMA_SPY:
         case MEMCACHED_DISTRIBUTION_VIRTUAL_BUCKET:
+        case MEMCACHED_DISTRIBUTION_RANDOM:  // a server drawn per call (Handle::server_for)
             ptr->distribution = type;
             if (type == MEMCACHED_DISTRIBUTION_CONSISTENT_WEIGHTED) ptr->ketama.weighted_ = true;
             h->reset_rings();
             return folsom::compat::set_success(*h);
-        case MEMCACHED_DISTRIBUTION_RANDOM:
-            return set_error(*h, MEMCACHED_NOT_SUPPORTED,
-                             std::string(libmemcached_string_distribution(type)) +
-                                 " is not available yet in folsom's libmemcached drop-in");
         default:
             return set_error(*h, MEMCACHED_INVALID_ARGUMENTS,
                              "Invalid memcached_server_distribution_t");

@@ -216,6 +216,11 @@ std::size_t Handle::ring_server(std::uint32_t hash) const {
 
 std::size_t Handle::server_for(std::string_view key) const {
     const std::size_t n = servers.size();
+    // MEMCACHED_DISTRIBUTION_RANDOM: libmemcached draws libc's random() for every placement,
+    // whatever the key (a group key too) and however many servers there are, so that a program
+    // that seeds srandom() gets libmemcached's sequence of servers.
+    if (root->distribution == MEMCACHED_DISTRIBUTION_RANDOM && n && !folsom.routed())
+        return static_cast<std::uint32_t>(::random()) % n;
     if (n <= 1 || folsom.routed()) return 0;
     std::string prefixed;
     if (behaviors[MEMCACHED_BEHAVIOR_HASH_WITH_PREFIX_KEY] && !prefix.empty()) {

@@ -65,6 +65,16 @@ inline Expiry to_ttl(time_t expiration) {
     return Expiry::from_exptime(static_cast<std::int64_t>(expiration));
 }
 
+/// MEMCACHED_BEHAVIOR_NOREPLY, as libmemcached keeps it (flags.reply off), and not overridden
+/// by --QUIET-WRITES: writes go quiet (ascii `noreply`, binary SETQ/ADDQ/DELETEQ/INCRQ..., meta
+/// `q`) and answer SUCCESS without their outcome, as libmemcached's do. Over ascii the call
+/// returns once the write is written; over binary and meta once the quiet run's closing NOOP
+/// (`mn`) is answered (folsom's core has no write that waits for nothing), where libmemcached
+/// returns after the write.
+inline bool blind_writes(const Handle& h) {
+    return !h.root->flags.reply && !h.folsom.quiet_writes;
+}
+
 /// Sends the writes MEMCACHED_BEHAVIOR_BUFFER_REQUESTS held back and waits for their replies;
 /// the first failure, or MEMCACHED_SUCCESS. Every call that is not such a write sends them
 /// first, as libmemcached's do.

@@ -108,8 +108,13 @@ memcached_return_t mget(memcached_st* ptr, std::string_view group, const char* c
             // sends nothing for it, and it is a miss all the same. (Over binary it is sent.)
             continue;
         }
-        per_server[h->server_for(group.empty() ? k : group)].push_back(k);
+        // With a group key every key goes to the group's server, placed once after the keys
+        // are checked, as libmemcached does (under RANDOM each placement is a new draw).
+        per_server[group.empty() ? h->server_for(k) : 0].push_back(k);
     }
+    if (!group.empty())
+        if (const std::size_t g = h->server_for(group); g != 0)
+            std::swap(per_server[0], per_server[g]);
     if (const memcached_return_t frc = flush_buffered(*h); frc != MEMCACHED_SUCCESS) return frc;
     auto& which = h->mget_servers;
     which.clear();

@@ -106,13 +106,18 @@ memcached_return_t memcached_server_add_with_weight(memcached_st* ptr, const cha
                                                     in_port_t port, uint32_t weight) {
     return add(ptr, hostname, port, weight, MEMCACHED_CONNECTION_TCP);
 }
+// libmemcached 1.1.4 deprecates these: they add nothing and answer MEMCACHED_DEPRECATED (a UDP
+// server is a TCP one added while MEMCACHED_BEHAVIOR_USE_UDP is on).
+memcached_return_t memcached_server_add_udp_with_weight(memcached_st* ptr, const char*, in_port_t,
+                                                        uint32_t) {
+    Handle* h = handle_of(ptr);
+    if (!h) return MEMCACHED_INVALID_ARGUMENTS;
+    return folsom::compat::set_error(*h, MEMCACHED_DEPRECATED,
+                                     "memcached_server_add_udp is deprecated");
+}
 memcached_return_t memcached_server_add_udp(memcached_st* ptr, const char* hostname,
                                             in_port_t port) {
-    return add(ptr, hostname, port, 0, MEMCACHED_CONNECTION_UDP);
-}
-memcached_return_t memcached_server_add_udp_with_weight(memcached_st* ptr, const char* hostname,
-                                                        in_port_t port, uint32_t weight) {
-    return add(ptr, hostname, port, weight, MEMCACHED_CONNECTION_UDP);
+    return memcached_server_add_udp_with_weight(ptr, hostname, port, 0);
 }
 memcached_return_t memcached_server_add_unix_socket(memcached_st* ptr, const char* filename) {
     if (!filename || !*filename) return MEMCACHED_INVALID_ARGUMENTS;

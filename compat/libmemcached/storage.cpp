@@ -28,24 +28,29 @@ memcached_return_t store(memcached_st* ptr, folsom::StoreMode mode, const char* 
             return set_error(h, MEMCACHED_FAILURE, "hashkit_encrypt() failed");
         data = encrypted;
     }
-    // libmemcached holds back only plain sets; any other request sends them first.
+    const bool noreply = blind_writes(h);
+    // libmemcached holds back only plain sets; any other request sends them first. Under
+    // NOREPLY its ascii path answers SUCCESS before it looks at the buffering, its binary path
+    // BUFFERED.
     if (ptr->flags.buffer_requests && mode == folsom::StoreMode::set) {
         h.buffered.push_back(BufferedStore{p.server, mode, std::string(k), std::string(data),
                                            expiration, flags, cas});
         set_success(h);
-        return MEMCACHED_BUFFERED;
+        return noreply && !ptr->flags.binary_protocol ? MEMCACHED_SUCCESS : MEMCACHED_BUFFERED;
     }
     if (const memcached_return_t rc = flush_buffered(h); rc != MEMCACHED_SUCCESS) return rc;
     folsom::Client& c = h.client(p.server);
     // --QUIET-WRITES: sent quiet (meta q, binary SETQ...), and still its true outcome.
+    // NOREPLY: sent quiet too, and SUCCESS whatever the server made of it (below).
     auto [ec, status] = run<folsom::Status>(h, [&](auto handler) {
-        if (h.folsom.quiet_writes)
+        if (h.folsom.quiet_writes || noreply)
             c.quiet().store(mode, k, folsom::Bytes(data), to_ttl(expiration),
                             folsom::StoreOptions{flags, cas}, std::move(handler));
         else
             c.store(mode, k, folsom::Bytes(data), to_ttl(expiration),
                     folsom::StoreOptions{flags, cas}, std::move(handler));
     });
+    if (noreply) return finish(h, p.server, ec, MEMCACHED_SUCCESS);
     memcached_return_t rc = ec ? MEMCACHED_SUCCESS : to_return(status);
     // The binary protocol tells why a store was refused, and libmemcached passes it on: an
     // add finds the key there, a replace finds it missing.
@@ -81,6 +86,29 @@ memcached_return_t arith(memcached_st* ptr, bool incr, const char* group_key,
     // MEMCACHED_EXPIRATION_NOT_ADD: never create the counter, which is a plain incr/decr.
     if (initial && static_cast<std::uint32_t>(expiration) == MEMCACHED_EXPIRATION_NOT_ADD)
         initial = nullptr;
+    if (blind_writes(h)) {
+        // NOREPLY: libmemcached sends `incr ... noreply` (binary INCREMENTQ) and answers
+        // SUCCESS with the value UINT64_MAX. A counter with an initial value has no quiet form
+        // in folsom's core: it goes acknowledged, and is answered the same way.
+        std::error_code ec;
+        if (initial) {
+            ec = run<std::optional<std::uint64_t>>(h, [&](auto handler) {
+                     if (incr)
+                         c.incr(k, offset, *initial, to_ttl(expiration), std::move(handler));
+                     else
+                         c.decr(k, offset, *initial, to_ttl(expiration), std::move(handler));
+                 }).first;
+        } else {
+            ec = run<folsom::Status>(h, [&](auto handler) {
+                     if (incr)
+                         c.quiet().incr(k, offset, std::move(handler));
+                     else
+                         c.quiet().decr(k, offset, std::move(handler));
+                 }).first;
+        }
+        if (value) *value = UINT64_MAX;
+        return finish(h, p.server, ec, MEMCACHED_SUCCESS);
+    }
     auto [ec, out] = run<std::optional<std::uint64_t>>(h, [&](auto handler) {
         if (initial && incr)
             c.incr(k, offset, *initial, to_ttl(expiration), std::move(handler));
@@ -112,7 +140,7 @@ memcached_return_t flush_buffered(Handle& h) {
     auto replies = run_each<Status>(h, which, [&](std::size_t i, auto handler) {
         BufferedStore& b = items[i];
         Client& c = h.client(b.server);
-        if (h.folsom.quiet_writes)
+        if (h.folsom.quiet_writes || blind_writes(h))
             c.quiet().store(b.mode, b.key, Bytes(std::move(b.value)), to_ttl(b.expiration),
                             StoreOptions{b.flags, b.cas}, std::move(handler));
         else
@@ -174,12 +202,23 @@ memcached_return_t memcached_delete_by_key(memcached_st* ptr, const char* group_
     if (expiration != 0)
         return set_error(h, MEMCACHED_INVALID_ARGUMENTS,
                          "memcached no longer supports a delete with an expiration");
+    const bool noreply = blind_writes(h);
+    // A delete trigger needs the server's answer.
+    if (ptr->delete_trigger && noreply)
+        return set_error(h, MEMCACHED_INVALID_ARGUMENTS,
+                         "Delete triggers cannot be used if MEMCACHED_BEHAVIOR_NOREPLY is set");
     if (const memcached_return_t frc = flush_buffered(h); frc != MEMCACHED_SUCCESS) return frc;
     folsom::Client& c = h.client(p.server);
     const std::string_view k = view(key, key_length);
-    auto [ec, status] = run<folsom::Status>(h, [&](auto handler) { c.del(k, std::move(handler)); });
+    // NOREPLY: `delete ... noreply` (binary DELETEQ), SUCCESS whether the key was there or not.
+    auto [ec, status] = run<folsom::Status>(h, [&](auto handler) {
+        if (noreply)
+            c.quiet().del(k, std::move(handler));
+        else
+            c.del(k, std::move(handler));
+    });
     const memcached_return_t rc =
-        finish(h, p.server, ec, ec ? MEMCACHED_SUCCESS : to_return(status));
+        finish(h, p.server, ec, ec || noreply ? MEMCACHED_SUCCESS : to_return(status));
     if (rc == MEMCACHED_SUCCESS && ptr->delete_trigger) ptr->delete_trigger(ptr, key, key_length);
     return rc;
 }

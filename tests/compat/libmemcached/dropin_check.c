@@ -88,6 +88,11 @@ static void* u_calloc(const memcached_st* m, size_t n, const size_t size, void* 
 }
 
 /* ---- callbacks ---------------------------------------------------------------------------- */
+static memcached_return_t on_delete(const memcached_st* m, const char* key, size_t key_length) {
+    (void)m;
+    printf("delete trigger: %.*s\n", (int)key_length, key);
+    return MEMCACHED_SUCCESS;
+}
 static memcached_return_t count_result(const memcached_st* m, memcached_result_st* r, void* ctx) {
     (void)m;
     (void)r;
@@ -453,6 +458,82 @@ static void section_last_error(memcached_st* m, const char* proto) {
 #undef SHOW
 }
 
+    /* RANDOM: libmemcached draws libc's random() for every placement, whatever the key, so a
+     * seeded srandom() gives the same servers on both libraries: by_key calls and
+     * memcached_generate_hash draw too; real writes land on the configured servers; an mget by
+     * group key asks one (drawn) server for every key, a plain mget draws per key. */
+static void section_random(int port1, int port2, int binary) {
+    {
+        memcached_st* m = memcached_create(NULL);
+        if (binary) memcached_behavior_set(m, MEMCACHED_BEHAVIOR_BINARY_PROTOCOL, 1);
+        memcached_server_add(m, "127.0.0.1", (in_port_t)port1);
+        memcached_server_add(m, "127.0.0.1", (in_port_t)port2);
+        memcached_return_t rc = memcached_behavior_set(m, MEMCACHED_BEHAVIOR_DISTRIBUTION,
+                                                       MEMCACHED_DISTRIBUTION_RANDOM);
+        printf("random: set %s, reads back %llu\n", rcname(rc),
+               (unsigned long long)memcached_behavior_get(m, MEMCACHED_BEHAVIOR_DISTRIBUTION));
+        char line[64];
+        srandom(41);
+        for (int k = 0; k < 40; ++k) {
+            const memcached_instance_st* s = memcached_server_by_key(m, "same", 4, &rc);
+            line[k] = (char)(s ? memcached_server_port(s) == port1 ? '0' : '1' : '9');
+        }
+        line[40] = 0;
+        printf("random: server_by_key of one key, 40 times: %s\n", line);
+        for (int k = 0; k < 10; ++k)
+            line[k] = (char)('0' + memcached_generate_hash(m, "same", 4));
+        line[10] = 0;
+        printf("random: generate_hash of one key, 10 times: %s\n", line);
+        memcached_st one, two;
+        memcached_create(&one);
+        memcached_create(&two);
+        memcached_server_add(&one, "127.0.0.1", (in_port_t)port1);
+        memcached_server_add(&two, "127.0.0.1", (in_port_t)port2);
+        int stored = 0, on_one = 0, on_two = 0, on_both = 0;
+        char keys[40][16];
+        const char* key_ptrs[40];
+        size_t key_lens[40];
+        for (int k = 0; k < 40; ++k) {
+            key_lens[k] = (size_t)snprintf(keys[k], sizeof keys[k], "rnd%d", k);
+            key_ptrs[k] = keys[k];
+            memcached_delete(&one, keys[k], key_lens[k], 0);
+            memcached_delete(&two, keys[k], key_lens[k], 0);
+        }
+        srandom(42);
+        for (int k = 0; k < 40; ++k) {
+            stored += memcached_set(m, keys[k], key_lens[k], "r", 1, 0, 0) == MEMCACHED_SUCCESS;
+        }
+        for (int k = 0; k < 40; ++k) {
+            const int a = memcached_exist(&one, keys[k], key_lens[k]) == MEMCACHED_SUCCESS;
+            const int b = memcached_exist(&two, keys[k], key_lens[k]) == MEMCACHED_SUCCESS;
+            on_one += a;
+            on_two += b;
+            on_both += a && b;
+            line[k] = (char)('0' + a + 2 * b);
+        }
+        line[40] = 0;
+        printf("random: 40 sets: %d stored, %d on the first server, %d on the second, %d on both"
+               " (1 = first, 2 = second): %s\n",
+               stored, on_one, on_two, on_both, line);
+        for (int round = 0; round < 2; ++round) {
+            rc = round ? memcached_mget(m, key_ptrs, key_lens, 40)
+                       : memcached_mget_by_key(m, "grp", 3, key_ptrs, key_lens, 40);
+            int hits = 0;
+            memcached_result_st* r;
+            memcached_return_t frc;
+            while ((r = memcached_fetch_result(m, NULL, &frc)) != NULL) {
+                hits++;
+                memcached_result_free(r);
+            }
+            printf("random: %s of the 40 keys: %s, %d hits\n", round ? "mget" : "mget by key",
+                   rcname(rc), hits);
+        }
+        memcached_free(&one);
+        memcached_free(&two);
+        memcached_free(m);
+    }
+}
+
 static void section_placement(int port1, int port2) {
     static const struct {
         const char* name;
@@ -800,6 +881,85 @@ int main(int argc, char** argv) {
         memcached_free(&other);
     }
 
+    /* ---- NOREPLY: writes sent without waiting for their answer, SUCCESS whatever it is ---- */
+    {
+        memcached_st nr;
+        memcached_create(&nr);
+        memcached_server_add(&nr, "127.0.0.1", (in_port_t)port1);
+        if (binary) memcached_behavior_set(&nr, MEMCACHED_BEHAVIOR_BINARY_PROTOCOL, 1);
+        memcached_delete(&nr, "nr1", 3, 0);
+        memcached_delete(&nr, "nr2", 3, 0);
+        memcached_delete(&nr, "nr3", 3, 0);
+        memcached_set(&nr, "nrc", 3, "5", 1, 0, 0);
+        memcached_return_t nrc = memcached_behavior_set(&nr, MEMCACHED_BEHAVIOR_NOREPLY, 1);
+        printf("[%s] noreply on: %s, reads back %llu\n", proto, rcname(nrc),
+               (unsigned long long)memcached_behavior_get(&nr, MEMCACHED_BEHAVIOR_NOREPLY));
+        uint64_t v = 7;
+        printf("[%s] noreply set: %s\n", proto,
+               rcname(memcached_set(&nr, "nr1", 3, "v1", 2, 0, 3)));
+        printf("[%s] noreply append: %s\n", proto,
+               rcname(memcached_append(&nr, "nr1", 3, "+a", 2, 0, 0)));
+        printf("[%s] noreply prepend: %s\n", proto,
+               rcname(memcached_prepend(&nr, "nr1", 3, "p-", 2, 0, 0)));
+        printf("[%s] noreply add new: %s\n", proto,
+               rcname(memcached_add(&nr, "nr2", 3, "two", 3, 0, 0)));
+        printf("[%s] noreply replace: %s\n", proto,
+               rcname(memcached_replace(&nr, "nr2", 3, "TWO", 3, 0, 9)));
+        printf("[%s] noreply set by key: %s\n", proto,
+               rcname(memcached_set_by_key(&nr, "g", 1, "nr3", 3, "three", 5, 0, 0)));
+        printf("[%s] noreply delete: %s\n", proto, rcname(memcached_delete(&nr, "nr3", 3, 0)));
+        nrc = memcached_increment(&nr, "nrc", 3, 10, &v);
+        printf("[%s] noreply incr: %s value %llu\n", proto, rcname(nrc), (unsigned long long)v);
+        v = 7;
+        nrc = memcached_decrement(&nr, "nrc", 3, 2, &v);
+        printf("[%s] noreply decr: %s value %llu\n", proto, rcname(nrc), (unsigned long long)v);
+        if (!binary) {
+            /* Writes the server refuses: over ascii memcached answers nothing to a noreply
+               command, failure or not. (Over binary the refusal of a quiet write comes back
+               unasked, and libmemcached reads it as the answer of a later request.) */
+            printf("[%s] noreply add existing: %s\n", proto,
+                   rcname(memcached_add(&nr, "nr1", 3, "x", 1, 0, 0)));
+            printf("[%s] noreply replace missing: %s\n", proto,
+                   rcname(memcached_replace(&nr, "nrmissing", 9, "x", 1, 0, 0)));
+            printf("[%s] noreply cas mismatch: %s\n", proto,
+                   rcname(memcached_cas(&nr, "nr2", 3, "x", 1, 0, 0, 12345)));
+            printf("[%s] noreply delete missing: %s\n", proto,
+                   rcname(memcached_delete(&nr, "nrmissing", 9, 0)));
+            v = 7;
+            nrc = memcached_increment(&nr, "nrmissing", 9, 1, &v);
+            printf("[%s] noreply incr missing: %s value %llu\n", proto, rcname(nrc),
+                   (unsigned long long)v);
+        }
+        printf("[%s] noreply bad key: %s\n", proto,
+               rcname(memcached_set(&nr, "", 0, "x", 1, 0, 0)));
+        /* With BUFFER_REQUESTS too: SUCCESS over ascii, BUFFERED over binary (libmemcached's
+           two storage paths look at the two in a different order). */
+        memcached_delete(&nr, "nrb", 3, 0);
+        memcached_behavior_set(&nr, MEMCACHED_BEHAVIOR_BUFFER_REQUESTS, 1);
+        printf("[%s] noreply buffered set: %s\n", proto,
+               rcname(memcached_set(&nr, "nrb", 3, "held", 4, 0, 0)));
+        printf("[%s] noreply flush_buffers: %s\n", proto, rcname(memcached_flush_buffers(&nr)));
+        memcached_behavior_set(&nr, MEMCACHED_BEHAVIOR_BUFFER_REQUESTS, 0);
+        /* The server's state, read on the same connection after the writes. */
+        memcached_behavior_set(&nr, MEMCACHED_BEHAVIOR_NOREPLY, 0);
+        show_get(&nr, "after noreply", "nrb");
+        show_get(&nr, "after noreply", "nr1");
+        show_get(&nr, "after noreply", "nr2");
+        show_get(&nr, "after noreply", "nr3");
+        show_get(&nr, "after noreply", "nrc");
+        show_get(&nr, "after noreply", "nrmissing");
+        /* A delete trigger needs the answer: refused under NOREPLY. */
+        printf("[%s] delete trigger: %s\n", proto,
+               rcname(memcached_callback_set(&nr, MEMCACHED_CALLBACK_DELETE_TRIGGER,
+                                             (void*)on_delete)));
+        memcached_behavior_set(&nr, MEMCACHED_BEHAVIOR_NOREPLY, 1);
+        printf("[%s] noreply delete with a trigger: %s\n", proto,
+               rcname(memcached_delete(&nr, "nr1", 3, 0)));
+        memcached_behavior_set(&nr, MEMCACHED_BEHAVIOR_NOREPLY, 0);
+        show_get(&nr, "after the refused delete", "nr1");
+        memcached_free(&nr);
+    }
+
     /* ---- fork: the child uses the handle it inherited (PHP-FPM does) --------------------- */
     {
         memcached_return_t frc = memcached_set(m, "forkkey", 7, "parent", 6, 0, 0);
@@ -982,6 +1142,54 @@ int main(int argc, char** argv) {
     const char* good = "--SERVER=host-a.example:1 --SERVER=10.0.0.2:2/?3 --NAMESPACE=foo --HASH=MD5 --SUPPORT-CAS";
     rc = libmemcached_check_configuration(good, strlen(good), err, sizeof err);
     printf("check_configuration good: %s\n", rcname(rc));
+
+    /* ---- keys with a space, control bytes or a NUL, VERIFY_KEY off ------------------------ */
+    /* Over binary libmemcached sends any bytes, and so does the drop-in. (Over ascii Debian's
+       library sends them into the command line: a set aborts the process on an assertion, a
+       get of "a b" asks for two keys, a newline desynchronises the connection; the drop-in
+       refuses them, BAD_KEY_PROVIDED, nothing sent: docs/libmemcached-dropin.md.) */
+    if (binary) {
+        static const struct {
+            const char* name;
+            const char* key;
+            size_t len;
+        } odd[] = {{"space", "a b", 3},     {"newline", "a\nb", 3}, {"cr", "a\rb", 3},
+                   {"tab", "a\tb", 3},     {"nul", "a\0b", 3},     {"ctrl", "a\001b", 3},
+                   {"del", "a\177b", 3},   {"utf8", "\xc3\xa9t\xc3\xa9", 5}};
+        memcached_st ok;
+        memcached_create(&ok);
+        memcached_server_add(&ok, "127.0.0.1", (in_port_t)port1);
+        memcached_behavior_set(&ok, MEMCACHED_BEHAVIOR_BINARY_PROTOCOL, 1);
+        for (size_t i = 0; i < sizeof odd / sizeof odd[0]; ++i) {
+            memcached_return_t src = memcached_set(&ok, odd[i].key, odd[i].len, odd[i].name,
+                                                   strlen(odd[i].name), 0, (uint32_t)i);
+            size_t len = 0;
+            uint32_t flags = 0;
+            memcached_return_t grc;
+            char* v = memcached_get(&ok, odd[i].key, odd[i].len, &len, &flags, &grc);
+            memcached_return_t drc = memcached_delete(&ok, odd[i].key, odd[i].len, 0);
+            printf("[binary] key with %s: set %s, get %s %.*s flags %u, delete %s\n", odd[i].name,
+                   rcname(src), rcname(grc), v ? (int)len : 0, v ? v : "", flags, rcname(drc));
+            free(v);
+        }
+        memcached_free(&ok);
+    }
+
+    /* ---- UDP: libmemcached 1.1.4 deprecates memcached_server_add_udp ----------------------- */
+    {
+        memcached_st u;
+        memcached_create(&u);
+        printf("add_udp: %s\n",
+               rcname(memcached_server_add_udp(&u, "127.0.0.1", (in_port_t)port1)));
+        printf("add_udp_with_weight: %s, servers %u\n",
+               rcname(memcached_server_add_udp_with_weight(&u, "127.0.0.1", (in_port_t)port1, 2)),
+               memcached_server_count(&u));
+        /* USE_UDP: libmemcached sends writes in datagrams; not in the drop-in (NOT_SUPPORTED) */
+        printf("~use_udp: %s\n", rcname(memcached_behavior_set(&u, MEMCACHED_BEHAVIOR_USE_UDP, 1)));
+        memcached_free(&u);
+    }
+
+    section_random(port1, port2, binary);
 
     /* ---- a server that is not there, and one that dies ------------------------------------ */
     {
