@@ -93,9 +93,13 @@ Client& Handle::client(std::size_t i) {
     ServerEntry& s = *servers[i];
     if (!loop) {
         // A memcached_st is used by one thread at a time (libmemcached's rule; its pool hands
-        // a handle from thread to thread under a lock): asio's hint of one running thread lets
-        // its scheduler skip work it does for concurrent runners, on every call.
-        loop = std::make_unique<detail::BlockingLoop>(false, 1);
+        // a handle from thread to thread under a lock), and only that thread runs its loop.
+        // So the loop needs no lock for its lead nor for the outcomes it waits for
+        // (Callers::one), and the reactor none for its sockets, which only the running
+        // thread touches (UNSAFE_IO: one running thread, no per-socket lock; the scheduler
+        // keeps its lock, since the resolver's helper thread posts to it).
+        loop = std::make_unique<detail::BlockingLoop>(false, ASIO_CONCURRENCY_HINT_UNSAFE_IO,
+                                                      detail::BlockingLoop::Callers::one);
         loop_pid = current_pid();
     }
     if (folsom.routed() && routed_client) return *routed_client;

@@ -149,6 +149,8 @@ struct Handle {
     std::size_t next_pending = 0;
     std::vector<MultiGetResult> fetched;
     std::string fetched_keys;
+    // The value of an mget of one key (read by a single get, copied here): its capacity stays.
+    std::string single_value;
     // The mget's keys by server and the servers it asks: scratch reused by every mget.
     std::vector<std::vector<std::string_view>> mget_keys;
     std::vector<std::size_t> mget_servers;

@@ -48,6 +48,38 @@ bool decrypt_view(const Handle& h, std::string_view& data, std::string& plain) {
     return true;
 }
 
+// An mget of one key (php-memcached's get is one, with memcached_fetch_result): a single get
+// on the core's zero-copy path, its value copied into the handle's buffer for the fetch,
+// instead of the multi-get machinery (key plan, collector, result vectors) for one key.
+memcached_return_t mget_one(Handle& h, std::size_t s, std::string_view key) {
+    folsom::Client& c = h.client(s);
+    std::string& buffer = h.single_value;
+    std::uint32_t flags = 0;
+    std::uint64_t cas = 0;
+    auto [ec, hit] = run<bool>(h, [&](auto handler) {
+        c.get_view(key, [&, handler](std::error_code e, const folsom::ValueView* v) {
+            if (v) {
+                buffer.assign(v->data);
+                flags = v->flags;
+                cas = v->cas;
+            }
+            handler(e, v != nullptr);
+        });
+    });
+    if (ec) {
+        const memcached_return_t rc = finish(h, s, ec, MEMCACHED_SUCCESS);
+        // As for several keys (below): a reply that cannot be read is a miss, not a failure.
+        return rc == MEMCACHED_PROTOCOL_ERROR ? set_success(h) : rc;
+    }
+    finish(h, s, {}, MEMCACHED_SUCCESS);
+    if (hit) {
+        h.pending.push_back(PendingResult{0, static_cast<std::uint32_t>(key.size()),
+                                          folsom::ValueRef{buffer, flags, cas}});
+        h.fetched_keys.assign(key);
+    }
+    return set_success(h);
+}
+
 memcached_return_t mget(memcached_st* ptr, std::string_view group, const char* const* keys,
                         const size_t* key_length, size_t number_of_keys) {
     Handle* h = handle_of(ptr);
@@ -91,6 +123,8 @@ memcached_return_t mget(memcached_st* ptr, std::string_view group, const char* c
     for (const std::size_t s : which)
         h->client(s);
     const bool with_cas = ptr->flags.support_cas;
+    if (which.size() == 1 && per_server[which[0]].size() == 1 && !with_cas && !h->folsom.routed())
+        return mget_one(*h, which[0], per_server[which[0]][0]);
     auto replies = run_each<folsom::MultiGetResult>(*h, which, [&](std::size_t s, auto handler) {
         folsom::Client& c = h->client(s);  // made above (or the routed one)
         if (with_cas)

@@ -21,9 +21,15 @@ struct HeldFlushes {
     std::vector<std::weak_ptr<net::Connection>> connections;
 };
 
+// The thread's WriteHere marks, together: a WriteHere that sets both finds them with one
+// thread-local lookup (in a library loaded with dlopen, each lookup is a call).
+struct WriteHereMarks {
+    int write_here = 0;
+    int inline_handlers = 0;
+};
+
 thread_local HeldFlushes t_held;
-thread_local int t_write_here = 0;
-thread_local int t_inline_handlers = 0;
+thread_local WriteHereMarks t_marks;
 
 }  // namespace
 
@@ -49,31 +55,35 @@ void SendBatch::send_held() noexcept {
 
 WriteHere::WriteHere(bool on, Handlers handlers) noexcept
     : on_(on), inline_(on && handlers == Handlers::may_run_inline) {
-    if (on_) ++t_write_here;
-    if (inline_) ++t_inline_handlers;
+    if (!on_) return;
+    WriteHereMarks& m = t_marks;
+    ++m.write_here;
+    if (inline_) ++m.inline_handlers;
 }
 
 WriteHere::~WriteHere() {
-    if (on_) --t_write_here;
-    if (inline_) --t_inline_handlers;
+    if (!on_) return;
+    WriteHereMarks& m = t_marks;
+    --m.write_here;
+    if (inline_) --m.inline_handlers;
 }
 
 bool WriteHere::active() noexcept {
-    return t_write_here > 0;
+    return t_marks.write_here > 0;
 }
 
 bool WriteHere::handlers_may_run_inline() noexcept {
-    return t_inline_handlers > 0;
+    return t_marks.inline_handlers > 0;
 }
 
 namespace detail {
 
 bool this_thread_writes_here() noexcept {
-    return t_write_here > 0;
+    return t_marks.write_here > 0;
 }
 
 bool this_thread_runs_handlers_inline() noexcept {
-    return t_inline_handlers > 0;
+    return t_marks.inline_handlers > 0;
 }
 
 }  // namespace detail

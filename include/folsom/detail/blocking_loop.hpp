@@ -42,9 +42,20 @@ class FOLSOM_EXPORT BlockingLoop {
     /// keep completing inside the calls that start them.
     static constexpr std::chrono::milliseconds catch_up_period{1};
 
+    /// Who calls a caller-driven loop: any threads at once (`many`), or one thread at a time
+    /// (`one`: the owner serialises its calls, as libmemcached's one memcached_st per thread;
+    /// a handler never runs elsewhere, since no other thread runs the io_context). With `one`,
+    /// the lead and the outcomes of requests need no lock and no wake-up.
+    enum class Callers : unsigned char { many, one };
+
     /// `threaded`: a thread of the loop's own runs the io_context; else the waiting threads do.
-    explicit BlockingLoop(bool threaded, int concurrency_hint = ASIO_CONCURRENCY_HINT_DEFAULT)
-        : io_(concurrency_hint), work_(asio::make_work_guard(io_)), threaded_(threaded) {
+    /// `callers` (caller-driven only; a threaded loop always locks): see Callers.
+    explicit BlockingLoop(bool threaded, int concurrency_hint = ASIO_CONCURRENCY_HINT_DEFAULT,
+                          Callers callers = Callers::many)
+        : io_(concurrency_hint),
+          work_(asio::make_work_guard(io_)),
+          threaded_(threaded),
+          locking_(threaded || callers == Callers::many) {
         if (threaded_) thread_ = std::thread([this] { io_.run(); });
     }
     ~BlockingLoop() { stop(); }
@@ -78,7 +89,7 @@ class FOLSOM_EXPORT BlockingLoop {
     bool try_lead() {
         if (threaded_) return false;
         {
-            std::lock_guard lk(m_);
+            Guard lk(*this);
             if (driving_) return false;
             driving_ = true;
         }
@@ -95,10 +106,10 @@ class FOLSOM_EXPORT BlockingLoop {
     }
     void end_lead() {
         {
-            std::lock_guard lk(m_);
+            Guard lk(*this);
             driving_ = false;
         }
-        cv_.notify_all();
+        if (locking_) cv_.notify_all();
     }
 
     /// As wait(done); `leading`: this thread holds the lead start() or try_lead() gave it, and
@@ -141,10 +152,10 @@ class FOLSOM_EXPORT BlockingLoop {
     template <class Change>
     void notify(Change change) {
         {
-            std::lock_guard lk(m_);
+            Guard lk(*this);
             change();
         }
-        cv_.notify_all();
+        if (locking_) cv_.notify_all();
     }
 
     /// Caller-driven: runs the handlers that are ready (sends what was queued), unless another
@@ -188,6 +199,22 @@ class FOLSOM_EXPORT BlockingLoop {
     }
 
   private:
+    /// The loop's mutex, held unless one thread at a time calls (Callers::one).
+    class Guard {
+      public:
+        explicit Guard(BlockingLoop& l) : held_(l.locking_ ? &l.m_ : nullptr) {
+            if (held_) held_->lock();
+        }
+        ~Guard() {
+            if (held_) held_->unlock();
+        }
+        Guard(const Guard&) = delete;
+        Guard& operator=(const Guard&) = delete;
+
+      private:
+        std::mutex* held_;  // null: no lock (Callers::one)
+    };
+
     /// Runs `drive` on the thread that holds the lead, then ends the lead (a follower takes
     /// over, if its request is still open), also when `drive` throws (see drive_until).
     template <class Drive>
@@ -216,7 +243,7 @@ class FOLSOM_EXPORT BlockingLoop {
         bool ran = false;
         for (;;) {
             {
-                std::lock_guard lk(m_);
+                Guard lk(*this);
                 if (done()) break;
             }
             ran = true;
@@ -242,6 +269,7 @@ class FOLSOM_EXPORT BlockingLoop {
     std::condition_variable cv_;
     bool driving_ = false;
     bool threaded_;
+    bool locking_;  // false: Callers::one (see Guard)
     bool stopped_ = false;
     std::chrono::steady_clock::time_point last_poll_{};  // written by the driving thread only
     std::thread thread_;
