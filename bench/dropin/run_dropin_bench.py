@@ -18,7 +18,8 @@ The drop-in side runs with LD_LIBRARY_PATH=DIR; each process's loaded libmemcach
 checked through LD_DEBUG=files, so a figure cannot come from the wrong library.
 
 --write-docs puts the table into docs/libmemcached-dropin.md between its
-<!-- dropin-bench:begin --> / <!-- dropin-bench:end --> markers.
+<!-- dropin-bench:begin --> / <!-- dropin-bench:end --> markers, and the ratios alone, a row per
+consumer, into README.md between <!-- dropin-summary:begin --> / <!-- dropin-summary:end -->.
 """
 
 import argparse
@@ -189,15 +190,47 @@ def main():
         with open(a.markdown, "w") as f:
             f.write(text)
     if a.write_docs:
-        path = os.path.join(ROOT, "docs/libmemcached-dropin.md")
-        doc = open(path).read()
-        begin, end = "<!-- dropin-bench:begin -->", "<!-- dropin-bench:end -->"
-        if begin not in doc:
-            sys.exit("no %s marker in %s" % (begin, path))
-        pre, rest = doc.split(begin, 1)
-        post = rest.split(end, 1)[1]
-        with open(path, "w") as f:
-            f.write(pre + begin + "\n" + text + end + post)
+        write_between(os.path.join(ROOT, "docs/libmemcached-dropin.md"), "dropin-bench", text)
+        write_between(os.path.join(ROOT, "README.md"), "dropin-summary", summary(rows, head))
+
+
+# The README's columns: a consumer's single-key read and write, then its 100-key forms.
+SUMMARY_COLUMNS = [("get", ("get",)), ("set", ("set",)),
+                   ("multi-get, 100 keys", ("getMulti", "get_multi")),
+                   ("multi-set, 100 keys", ("setMulti", "set_multi"))]
+
+
+def summary(rows, head):
+    """The ratios alone: a row per consumer that reports CPU per call; memcslap's throughput in
+    a sentence under it (its ratio reads the other way)."""
+    lines = [head, "", "| drop-in ÷ Debian, CPU per call | " +
+             " | ".join(c for c, _ in SUMMARY_COLUMNS) + " |",
+             "|---|" + "---:|" * len(SUMMARY_COLUMNS)]
+    consumers = [c for c in dict.fromkeys(r[0] for r in rows) if c != "memcslap"]
+    for consumer in consumers:
+        ratios = {op: ratio for c, op, _, _, _, ratio, _ in rows if c == consumer}
+        cells = []
+        for _, ops in SUMMARY_COLUMNS:
+            got = [ratios[o] for o in ops if o in ratios]
+            cells.append("%.2f" % got[0] if got else "–")
+        lines.append("| %s | %s |" % (consumer, " | ".join(cells)))
+    lines += ["", "Targets: ≤ 1.0 for get and set, ≤ 0.7 for the 100-key calls."]
+    slap = ["%s %.2f" % (op, ratio) for c, op, _, _, _, ratio, _ in rows if c == "memcslap"]
+    if slap:
+        lines[-1] += (" memcslap's throughput, drop-in ÷ Debian (above 1.0: the drop-in is "
+                      "faster): %s." % ", ".join(slap))
+    return "\n".join(lines) + "\n"
+
+
+def write_between(path, name, text):
+    doc = open(path).read()
+    begin, end = "<!-- %s:begin -->" % name, "<!-- %s:end -->" % name
+    if begin not in doc or end not in doc:
+        sys.exit("no %s / %s markers in %s" % (begin, end, path))
+    pre, rest = doc.split(begin, 1)
+    post = rest.split(end, 1)[1]
+    with open(path, "w") as f:
+        f.write(pre + begin + "\n" + text + end + post)
 
 
 if __name__ == "__main__":
