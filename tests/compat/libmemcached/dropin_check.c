@@ -131,6 +131,18 @@ static memcached_return_t on_stat(const memcached_instance_st* s, const char* ke
 }
 
 /* ---- helpers ------------------------------------------------------------------------------ */
+/* A round trip on the handle's connection: once it is answered, the server has read every
+   write sent before it on that connection. BUFFER_REQUESTS and NOREPLY switches close the
+   connection (libmemcached sends quit; the drop-in does the same), and memcached serves each
+   connection on its own worker thread, so without this a read on the next connection can
+   overtake writes still unread on the last one, with either library. */
+static void settle(memcached_st* m) {
+    size_t len;
+    uint32_t flags;
+    memcached_return_t rc;
+    free(memcached_get(m, "settle", 6, &len, &flags, &rc));
+}
+
 static void show_get(memcached_st* m, const char* label, const char* key) {
     size_t len = 99;
     uint32_t flags = 99;
@@ -935,12 +947,14 @@ int main(int argc, char** argv) {
         /* With BUFFER_REQUESTS too: SUCCESS over ascii, BUFFERED over binary (libmemcached's
            two storage paths look at the two in a different order). */
         memcached_delete(&nr, "nrb", 3, 0);
+        settle(&nr);
         memcached_behavior_set(&nr, MEMCACHED_BEHAVIOR_BUFFER_REQUESTS, 1);
         printf("[%s] noreply buffered set: %s\n", proto,
                rcname(memcached_set(&nr, "nrb", 3, "held", 4, 0, 0)));
         printf("[%s] noreply flush_buffers: %s\n", proto, rcname(memcached_flush_buffers(&nr)));
+        settle(&nr);
         memcached_behavior_set(&nr, MEMCACHED_BEHAVIOR_BUFFER_REQUESTS, 0);
-        /* The server's state, read on the same connection after the writes. */
+        /* The server's state, read after the writes were settled. */
         memcached_behavior_set(&nr, MEMCACHED_BEHAVIOR_NOREPLY, 0);
         show_get(&nr, "after noreply", "nrb");
         show_get(&nr, "after noreply", "nr1");
